@@ -1,0 +1,136 @@
+"""The LangGraph graphs of SPEC §2: outer graph, single-question worker, search subgraph."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from codeweaver.agent.deps import SEARCH_NODES, Deps, label_steps
+from codeweaver.agent.nodes.analyze import (
+    analyze_question,
+    check_cache,
+    generate_with_history,
+    return_cached_answer,
+    route_cache,
+    route_question_type,
+)
+from codeweaver.agent.nodes.answer import combine_answers, generate_answer, route_after_answer
+from codeweaver.agent.nodes.multi import (
+    fanout_multi_questions,
+    initiate_dynamic_search,
+    make_worker,
+)
+from codeweaver.agent.nodes.plan import create_plan, handle_too_many_questions, route_plan
+from codeweaver.agent.nodes.refine_results import filter_and_score, summarize_results
+from codeweaver.agent.nodes.search import (
+    classify_intent,
+    collect_results,
+    evaluate_results,
+    make_fanout,
+    make_search_node,
+    refine_search,
+    route_evaluation,
+)
+from codeweaver.agent.state import (
+    GraphState,
+    SearchSubgraphInput,
+    SearchSubgraphOutput,
+    SearchSubgraphState,
+)
+
+S = TypeVar("S")
+Node = Callable[[S, Deps], Awaitable[dict[str, Any]]]
+Compiled = CompiledStateGraph[Any, Any, Any, Any]
+
+
+def _bind(fn: Node[S], deps: Deps) -> Callable[[S], Awaitable[dict[str, Any]]]:
+    """A graph node closing over the dependencies."""
+
+    async def node(state: S) -> dict[str, Any]:
+        return label_steps(state, await fn(state, deps))  # type: ignore[arg-type]
+
+    node.__name__ = fn.__name__
+    return node
+
+
+def build_search_subgraph(deps: Deps) -> Compiled:
+    builder = StateGraph(
+        SearchSubgraphState,
+        input_schema=SearchSubgraphInput,
+        output_schema=SearchSubgraphOutput,
+    )
+    builder.add_node("filter_and_score", _bind(filter_and_score, deps))
+    builder.add_node("summarize_results", _bind(summarize_results, deps))
+    builder.add_edge(START, "filter_and_score")
+    builder.add_edge("filter_and_score", "summarize_results")
+    builder.add_edge("summarize_results", END)
+    return builder.compile(name="search_subgraph")
+
+
+def _add_single_question(builder: StateGraph[Any, Any, Any, Any], deps: Deps) -> None:
+    """The single-question part of SPEC §2, from analyze_question to generate_answer."""
+    for fn in (analyze_question, generate_with_history, check_cache, return_cached_answer,
+               classify_intent, collect_results, evaluate_results, refine_search,
+               generate_answer):
+        builder.add_node(fn.__name__, _bind(fn, deps))
+    for node in SEARCH_NODES:
+        builder.add_node(node, make_search_node(node, deps))
+        builder.add_edge(node, "collect_results")
+    builder.add_node("search_subgraph", build_search_subgraph(deps))
+
+    builder.add_conditional_edges(
+        "analyze_question", route_question_type, ["generate_with_history", "check_cache"]
+    )
+    builder.add_edge("generate_with_history", END)
+    builder.add_conditional_edges(
+        "check_cache", route_cache, ["return_cached_answer", "classify_intent"]
+    )
+    builder.add_edge("return_cached_answer", END)
+    builder.add_conditional_edges("classify_intent", make_fanout(deps), list(SEARCH_NODES))
+    builder.add_edge("collect_results", "evaluate_results")
+    builder.add_conditional_edges(
+        "evaluate_results", route_evaluation, ["refine_search", "search_subgraph"]
+    )
+    builder.add_edge("refine_search", "classify_intent")
+    builder.add_edge("search_subgraph", "generate_answer")
+
+
+def build_worker_graph(deps: Deps) -> Compiled:
+    """The single-question graph a multi-question worker runs in isolation."""
+    builder = StateGraph(GraphState)
+    _add_single_question(builder, deps)
+    builder.add_edge(START, "analyze_question")
+    builder.add_edge("generate_answer", END)
+    return builder.compile(name="single_question")
+
+
+def build_graph(deps: Deps, checkpointer: BaseCheckpointSaver[Any] | None = None) -> Compiled:
+    """The outer graph of SPEC §2, compiled with an optional checkpointer."""
+    builder = StateGraph(GraphState)
+    builder.add_node("create_plan", _bind(create_plan, deps))
+    builder.add_node("handle_too_many_questions", _bind(handle_too_many_questions, deps))
+    builder.add_node("initiate_dynamic_search", _bind(initiate_dynamic_search, deps))
+    builder.add_node("run_single_question_worker", make_worker(build_worker_graph(deps)))
+    builder.add_node("combine_answers", _bind(combine_answers, deps))
+    _add_single_question(builder, deps)
+
+    builder.add_edge(START, "create_plan")
+    builder.add_conditional_edges(
+        "create_plan",
+        route_plan,
+        ["analyze_question", "initiate_dynamic_search", "handle_too_many_questions"],
+    )
+    builder.add_edge("handle_too_many_questions", END)
+    builder.add_conditional_edges(
+        "initiate_dynamic_search", fanout_multi_questions, ["run_single_question_worker"]
+    )
+    builder.add_edge("run_single_question_worker", "combine_answers")
+    builder.add_conditional_edges(
+        "generate_answer", route_after_answer, ["combine_answers", END]
+    )
+    builder.add_edge("combine_answers", END)
+    return builder.compile(checkpointer=checkpointer, name="codeweaver")

@@ -1,0 +1,103 @@
+"""Deterministic reading of a message before any model sees it.
+
+The too-many guard (SPEC §2) forces `too_many` on 3+ question marks or 3+ question
+candidates, whatever a model would say; it also recognises the obvious single question,
+so the common case costs no model call. Code blocks never count: a pasted traceback or
+snippet is context, not questions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from codeweaver.agent.state import PlanCase
+
+_FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_NUMBERED = re.compile(r"^\s*(?:\(?\d{1,2}[.)]|[-*•·]|[①-⑳]|Q\d*[:.)])\s+", re.IGNORECASE)
+_QUESTION_MARK = re.compile(r"[?？]")
+_SEPARATOR = re.compile(r"\s*(?:;|\s/\s|\s\|\s)\s*")
+_QUESTION_START = re.compile(
+    r"^(how|what|why|when|where|which|who|whom|whose|can|could|is|are|does|do|did|should|"
+    r"would|will|may|explain|tell me|show me)\b",
+    re.IGNORECASE,
+)
+_KO_QUESTION_END = re.compile(r"(까|나요|가요|뭐야|뭐예요|뭔가요|어때|할래|해줘|알려줘|인가)\s*[.!]?$")
+# Words that often join two questions inside one sentence: leave those to the model.
+_JOINERS = re.compile(
+    r"\b(and also|and how|and what|and why|also|as well as|plus)\b|그리고|또한|그리고요|하고\s",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class GuardDecision:
+    """What the rules alone can tell; `case` is None when a model must decide."""
+
+    case: PlanCase | None
+    candidates: list[str]
+    question_marks: int
+    reason: str
+
+
+def strip_code(text: str) -> str:
+    """The message without fenced or inline code."""
+    return _INLINE_CODE.sub(" ", _FENCED.sub("\n", text))
+
+
+def _looks_like_question(segment: str, numbered: bool) -> bool:
+    segment = segment.strip()
+    if len(segment) < 2:
+        return False
+    return (
+        numbered
+        or bool(_QUESTION_MARK.search(segment))
+        or bool(_QUESTION_START.match(segment))
+        or bool(_KO_QUESTION_END.search(segment))
+    )
+
+
+def _split_on_question_marks(line: str) -> list[str]:
+    parts: list[str] = []
+    start = 0
+    for match in _QUESTION_MARK.finditer(line):
+        piece = line[start : match.end()].strip()
+        if piece.strip("?？ "):
+            parts.append(piece)
+        start = match.end()
+    tail = line[start:].strip()
+    if tail:
+        parts.append(tail)
+    return parts
+
+
+def question_candidates(text: str) -> list[str]:
+    """Segments of the message that each look like a question of their own."""
+    candidates: list[str] = []
+    for raw_line in strip_code(text).splitlines():
+        if not raw_line.strip():
+            continue
+        numbered = bool(_NUMBERED.match(raw_line))
+        line = _NUMBERED.sub("", raw_line, count=1).strip()
+        for chunk in _SEPARATOR.split(line):
+            for piece in _split_on_question_marks(chunk):
+                if _looks_like_question(piece, numbered):
+                    candidates.append(piece)
+    return candidates
+
+
+def guard(text: str) -> GuardDecision:
+    """Apply the deterministic rules to a message."""
+    prose = strip_code(text)
+    marks = len(_QUESTION_MARK.findall(prose))
+    candidates = question_candidates(text)
+    if marks >= 3:
+        return GuardDecision("too_many", candidates, marks, f"{marks} question marks")
+    if len(candidates) >= 3:
+        return GuardDecision(
+            "too_many", candidates, marks, f"{len(candidates)} question candidates"
+        )
+    if len(candidates) <= 1 and marks <= 1 and not _JOINERS.search(prose):
+        return GuardDecision("single_topic", candidates, marks, "one question")
+    return GuardDecision(None, candidates, marks, "needs the model")

@@ -1,0 +1,138 @@
+"""analyze_question, generate_with_history, check_cache and return_cached_answer."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+from langchain_core.messages import AnyMessage
+from pydantic import BaseModel
+
+from codeweaver.agent import prompts
+from codeweaver.agent.deps import Deps, step
+from codeweaver.agent.nodes.answer import finish
+from codeweaver.agent.state import GraphState
+from codeweaver.llm.structured import ainvoke_structured, message_text
+
+logger = logging.getLogger(__name__)
+
+HISTORY_TURNS = 6
+HISTORY_CHARS = 1500
+
+
+class AnalyzeOut(BaseModel):
+    question_type: Literal["clarification", "new_topic", "independent"] = "new_topic"
+    should_cache: bool = False
+    canonical_question: str = ""
+
+
+def previous_answer(messages: list[AnyMessage]) -> str | None:
+    """The last assistant message before the current question, if any."""
+    for message in reversed(messages[:-1] if messages else []):
+        if message.type == "ai":
+            return message_text(message)
+    return None
+
+
+async def analyze_question(state: GraphState, deps: Deps) -> dict[str, Any]:
+    question = state.get("question", "")
+    previous = previous_answer(state.get("messages") or [])
+    result = await ainvoke_structured(
+        deps.llm,
+        prompts.analyze_messages(question, previous[:HISTORY_CHARS] if previous else None),
+        AnalyzeOut,
+        AnalyzeOut(question_type="new_topic", should_cache=False, canonical_question=question),
+    )
+    out = result.value
+    question_type = out.question_type
+    if question_type == "clarification" and previous is None:
+        question_type = "new_topic"  # nothing to clarify in an empty thread
+    canonical = " ".join(out.canonical_question.split()) or question
+    steps = [
+        step(
+            "analyze_question",
+            "think",
+            f"{question_type}; cache key: {canonical}",
+            should_cache=out.should_cache,
+        )
+    ]
+    if result.fallback_reason:
+        steps.append(step("analyze_question", "error", f"fell back: {result.fallback_reason}"))
+    return {
+        "question_type": question_type,
+        "should_cache": out.should_cache,
+        "canonical_question": canonical,
+        "intermediate_steps": steps,
+    }
+
+
+def route_question_type(state: GraphState) -> str:
+    if state.get("question_type") == "clarification":
+        return "generate_with_history"
+    return "check_cache"
+
+
+def _history(messages: list[AnyMessage]) -> list[tuple[str, str]]:
+    turns: list[tuple[str, str]] = []
+    for message in messages[:-1][-HISTORY_TURNS:]:
+        role = "assistant" if message.type == "ai" else "user"
+        turns.append((role, message_text(message)[:HISTORY_CHARS]))
+    return turns
+
+
+async def generate_with_history(state: GraphState, deps: Deps) -> dict[str, Any]:
+    messages = state.get("messages") or []
+    question = state.get("question", "")
+    prompt = prompts.history_messages(
+        _history(messages), question, state.get("language", "en")
+    )
+    sources = state.get("sources") or []
+    try:
+        answer = message_text(await deps.llm.ainvoke(prompt)).strip()
+    except Exception as exc:  # a failed follow-up must still end the turn cleanly
+        logger.warning("follow-up generation failed: %s", exc)
+        answer = ""
+        note = f"follow-up failed: {type(exc).__name__}: {exc}"
+        update = finish(state, "generate_with_history", answer or note, sources, note)
+        update["intermediate_steps"].insert(0, step("generate_with_history", "error", note))
+        return update
+    return finish(state, "generate_with_history", answer, sources,
+                  "answered from the conversation (no cache, no search)")
+
+
+async def check_cache(state: GraphState, deps: Deps) -> dict[str, Any]:
+    if not deps.settings.cache_enabled or not state.get("should_cache", False):
+        return {
+            "cached_result": None,
+            "intermediate_steps": [step("check_cache", "observe", "skipped: not cacheable")],
+        }
+    key = state.get("canonical_question") or state.get("question", "")
+    try:
+        entry = deps.cache.lookup(key)
+    except Exception as exc:  # a broken cache is a miss, never a failed answer
+        logger.warning("cache lookup failed: %s", exc)
+        return {
+            "cached_result": None,
+            "intermediate_steps": [step("check_cache", "error", f"cache unavailable: {exc}")],
+        }
+    if entry is None:
+        return {
+            "cached_result": None,
+            "intermediate_steps": [step("check_cache", "observe", "miss")],
+        }
+    return {
+        "cached_result": {"answer": entry.answer, "sources": entry.sources, "model": entry.model},
+        "intermediate_steps": [step("check_cache", "observe", f"hit: {entry.question}")],
+    }
+
+
+def route_cache(state: GraphState) -> str:
+    return "return_cached_answer" if state.get("cached_result") else "classify_intent"
+
+
+async def return_cached_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
+    cached = state.get("cached_result") or {}
+    return finish(
+        state, "return_cached_answer", cached.get("answer", ""), cached.get("sources", []),
+        "answered from the cache",
+    )

@@ -1,0 +1,123 @@
+"""generate_answer, combine_answers and the shared way a turn ends."""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from langchain_core.messages import AIMessage
+
+from codeweaver.agent import prompts
+from codeweaver.agent.deps import Deps, step
+from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
+from codeweaver.llm.structured import message_text
+
+logger = logging.getLogger(__name__)
+
+_CITATION = re.compile(r"\[(\d{1,3})\]")
+
+
+def finish(
+    state: GraphState, node: str, answer: str, sources: list[SearchResult], note: str
+) -> dict[str, Any]:
+    """The update that ends a turn: history for a thread, `multi_answers` for a worker."""
+    update: dict[str, Any] = {
+        "answer": answer,
+        "sources": sources,
+        "intermediate_steps": [step(node, "observe", note, sources=len(sources))],
+    }
+    if state.get("is_worker"):
+        item: MultiAnswer = {
+            "index": state.get("worker_index", 0),
+            "question": state.get("question", ""),
+            "answer": answer,
+            "sources": sources,
+        }
+        update["multi_answers"] = [item]
+    else:
+        update["messages"] = [AIMessage(answer)]
+    return update
+
+
+def drop_unknown_citations(answer: str, count: int) -> str:
+    """Remove `[n]` markers that point at no listed source."""
+    return _CITATION.sub(lambda m: m.group(0) if 1 <= int(m.group(1)) <= count else "", answer)
+
+
+def renumber_citations(answer: str, offset: int) -> str:
+    if not offset:
+        return answer
+    return _CITATION.sub(lambda m: f"[{int(m.group(1)) + offset}]", answer)
+
+
+def _fallback_answer(language: str, reason: str, sources: list[SearchResult]) -> str:
+    listing = "\n".join(f"- [{i}] {s['title']}" for i, s in enumerate(sources, 1))
+    if language == "ko":
+        head = f"답변을 생성하지 못했습니다 ({reason})."
+        tail = f"\n\n찾은 자료:\n{listing}" if sources else ""
+    else:
+        head = f"I could not write an answer ({reason})."
+        tail = f"\n\nSources found:\n{listing}" if sources else ""
+    return head + tail
+
+
+async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
+    sources = state.get("filtered_results") or []
+    question = state.get("question", "")
+    language = state.get("language", "en")
+    numbered = [
+        (n, s["title"], s.get("summary") or s["snippet"][:400]) for n, s in enumerate(sources, 1)
+    ]
+    messages = prompts.answer_messages(
+        question, language, state.get("intent", "learning"), numbered
+    )
+    try:
+        reply = await deps.llm.ainvoke(messages)
+        answer = drop_unknown_citations(message_text(reply).strip(), len(sources))
+        failed = not answer
+        reason = "the model returned an empty answer" if failed else ""
+    except Exception as exc:  # the user still gets the sources
+        logger.warning("answer generation failed: %s", exc)
+        failed, reason, answer = True, f"{type(exc).__name__}: {exc}", ""
+    if failed:
+        update = finish(
+            state, "generate_answer", _fallback_answer(language, reason, sources), sources,
+            "answer fell back to the source list",
+        )
+        update["intermediate_steps"].insert(0, step("generate_answer", "error", reason))
+        return update
+    cacheable = (
+        state.get("question_type") in ("new_topic", "independent")
+        and state.get("should_cache", False)
+        and bool(sources)
+    )
+    if cacheable:
+        deps.cache.store(state.get("canonical_question", question), answer, sources,
+                         deps.model_name)
+    note = f"answer written with {len(sources)} sources" + (" (cached)" if cacheable else "")
+    return finish(state, "generate_answer", answer, sources, note)
+
+
+def route_after_answer(state: GraphState) -> str:
+    return "combine_answers" if state.get("is_worker") else "__end__"
+
+
+async def combine_answers(state: GraphState, deps: Deps) -> dict[str, Any]:
+    answers = sorted(state.get("multi_answers") or [], key=lambda a: a["index"])
+    sections: list[str] = []
+    sources: list[SearchResult] = []
+    for position, item in enumerate(answers, 1):
+        body = renumber_citations(item["answer"], len(sources))
+        sources.extend(item["sources"])
+        sections.append(f"## {position}. {item['question']}\n\n{body}")
+    original = state.get("question", "").strip()
+    answer = f"> {original}\n\n" + "\n\n---\n\n".join(sections)
+    return {
+        "answer": answer,
+        "sources": sources,
+        "messages": [AIMessage(answer)],
+        "intermediate_steps": [
+            step("combine_answers", "observe", f"combined {len(answers)} answers")
+        ],
+    }

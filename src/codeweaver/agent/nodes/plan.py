@@ -1,0 +1,98 @@
+"""create_plan and handle_too_many_questions."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage
+from pydantic import BaseModel, Field
+
+from codeweaver.agent import prompts
+from codeweaver.agent.deps import Deps, step
+from codeweaver.agent.guard import guard
+from codeweaver.agent.language import answer_language
+from codeweaver.agent.state import GraphState, PlanCase, reset
+from codeweaver.llm.structured import ainvoke_structured
+
+
+class PlanOut(BaseModel):
+    case: Literal["single_topic", "multiple_questions", "too_many"]
+    questions: list[str] = Field(default_factory=list)
+
+
+def _settle(case: PlanCase, questions: list[str], message: str) -> tuple[PlanCase, list[str]]:
+    """Make the model's case agree with the questions it listed."""
+    questions = [q.strip() for q in questions if q and q.strip()]
+    if case == "multiple_questions":
+        if len(questions) >= 3:
+            return "too_many", questions
+        if len(questions) < 2 or len({q.casefold() for q in questions}) < 2:
+            return "single_topic", [message]
+        return case, questions
+    if case == "single_topic":
+        return case, [message]
+    return case, questions or [message]
+
+
+async def plan_message(message: str, deps: Deps) -> tuple[PlanCase, list[str], str, str | None]:
+    """Decide the case: (case, questions, how it was decided, fallback reason)."""
+    decision = guard(message)
+    if decision.case == "too_many":
+        return "too_many", decision.candidates, f"guard: {decision.reason}", None
+    if decision.case == "single_topic":
+        return "single_topic", [message], f"rule: {decision.reason}", None
+    result = await ainvoke_structured(
+        deps.llm,
+        prompts.plan_messages(message),
+        PlanOut,
+        PlanOut(case="single_topic", questions=[message]),
+    )
+    case, questions = _settle(result.value.case, result.value.questions, message)
+    return case, questions, "model", result.fallback_reason
+
+
+async def create_plan(state: GraphState, deps: Deps) -> dict[str, Any]:
+    message = state.get("question", "").strip()
+    case, questions, how, fallback = await plan_message(message, deps)
+    steps = [step("create_plan", "think", f"{case} ({how})", questions=questions)]
+    if fallback:
+        steps.append(step("create_plan", "error", f"plan fell back to default: {fallback}"))
+    return {
+        "plan_case": case,
+        "sub_questions": questions,
+        "language": answer_language(message, deps.settings.response_language),
+        # A new turn: clear what the previous turn of this thread left behind.
+        "multi_answers": reset(),
+        "intermediate_steps": reset(*steps),
+        "search_results": reset(),
+        "filtered_results": [],
+        "refinement_count": 0,
+        "refine_strategy": None,
+        "cached_result": None,
+        "search_query": "",
+        "is_worker": False,
+    }
+
+
+def route_plan(state: GraphState) -> str:
+    return {
+        "single_topic": "analyze_question",
+        "multiple_questions": "initiate_dynamic_search",
+        "too_many": "handle_too_many_questions",
+    }[state.get("plan_case", "single_topic")]
+
+
+async def handle_too_many_questions(state: GraphState, deps: Deps) -> dict[str, Any]:
+    questions = state.get("sub_questions") or [state.get("question", "")]
+    language = state.get("language", "en")
+    template = prompts.TOO_MANY.get(language, prompts.TOO_MANY["en"])
+    listing = "\n".join(f"- {q}" for q in questions)
+    answer = template.format(count=max(3, len(questions)), listing=listing)
+    return {
+        "answer": answer,
+        "sources": [],
+        "messages": [AIMessage(answer)],
+        "intermediate_steps": [
+            step("handle_too_many_questions", "observe", f"{len(questions)} questions: declined")
+        ],
+    }

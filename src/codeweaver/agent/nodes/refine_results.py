@@ -1,0 +1,57 @@
+"""The search subgraph's nodes: filter_and_score → summarize_results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codeweaver.agent.deps import Deps, step
+from codeweaver.agent.state import SearchResult, SearchSubgraphState
+from codeweaver.agent.text import extractive_summary, overlap
+
+MIN_SNIPPET_CHARS = 40
+MAX_KEPT = 5
+# Blend of the source's own score and lexical overlap with the question.
+SOURCE_WEIGHT = 0.5
+
+
+def relevance(result: SearchResult, query: str) -> float:
+    lexical = overlap(query, f"{result['title']} {result['snippet']}")
+    score = result.get("score")
+    if score is None:
+        return lexical
+    return SOURCE_WEIGHT * float(score) + (1 - SOURCE_WEIGHT) * lexical
+
+
+async def filter_and_score(state: SearchSubgraphState, deps: Deps) -> dict[str, Any]:
+    results = state.get("search_results") or []
+    query = " ".join(
+        filter(None, [state.get("question"), state.get("canonical_question"),
+                      state.get("search_query")])
+    )
+    kept: list[SearchResult] = []
+    for result in results:
+        if not result.get("url") or len(result.get("snippet", "").strip()) < MIN_SNIPPET_CHARS:
+            continue
+        scored: SearchResult = {**result, "relevance": round(relevance(result, query), 3)}
+        kept.append(scored)
+    kept.sort(key=lambda r: r.get("relevance", 0.0), reverse=True)
+    kept = kept[:MAX_KEPT]
+    note = f"kept {len(kept)} of {len(results)}"
+    return {
+        "filtered_results": kept,
+        "intermediate_steps": [step("filter_and_score", "observe", note)],
+    }
+
+
+async def summarize_results(state: SearchSubgraphState, deps: Deps) -> dict[str, Any]:
+    query = state.get("canonical_question") or state.get("question", "")
+    summarised: list[SearchResult] = [
+        {**r, "summary": extractive_summary(r["snippet"], query)}
+        for r in state.get("filtered_results") or []
+    ]
+    return {
+        "filtered_results": summarised,
+        "intermediate_steps": [
+            step("summarize_results", "observe", f"summarised {len(summarised)} results")
+        ],
+    }

@@ -1,0 +1,198 @@
+"""classify_intent, the source fan-out, collect_results, evaluate_results, refine_search."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from langgraph.types import Send
+from pydantic import BaseModel
+
+from codeweaver.agent import prompts
+from codeweaver.agent.deps import SEARCH_NODES, Deps, label_steps, step
+from codeweaver.agent.language import is_english
+from codeweaver.agent.state import GraphState, RefineStrategy, SearchResult, SearchTask, reset
+from codeweaver.llm.structured import ainvoke_structured
+
+logger = logging.getLogger(__name__)
+
+MIN_RESULTS = 2
+MIN_MEAN_SCORE = 0.5
+MAX_REFINEMENTS = 1
+
+
+class IntentOut(BaseModel):
+    intent: Literal["debugging", "learning", "code_review"]
+
+
+class RefineOut(BaseModel):
+    query: str
+
+
+async def classify_intent(state: GraphState, deps: Deps) -> dict[str, Any]:
+    query = state.get("search_query") or state.get("question", "")
+    if state.get("refinement_count", 0) and state.get("intent"):
+        # Refinement changes the query, not what the user wants.
+        return {
+            "search_query": query,
+            "intermediate_steps": [
+                step("classify_intent", "think", f"{state['intent']} (kept); query: {query}")
+            ],
+        }
+    result = await ainvoke_structured(
+        deps.llm,
+        prompts.intent_messages(state.get("question", "")),
+        IntentOut,
+        IntentOut(intent="learning"),
+    )
+    steps = [step("classify_intent", "think", result.value.intent)]
+    if result.fallback_reason:
+        steps.append(step("classify_intent", "error", f"fell back: {result.fallback_reason}"))
+    return {"intent": result.value.intent, "search_query": query, "intermediate_steps": steps}
+
+
+def make_fanout(deps: Deps) -> Callable[[GraphState], list[Send]]:
+    def fanout_sources(state: GraphState) -> list[Send]:
+        """One `Send` per search node: every source runs in parallel."""
+        intent = state.get("intent", "learning")
+        return [
+            Send(
+                node,
+                SearchTask(
+                    query=state.get("search_query") or state.get("question", ""),
+                    intent=intent,
+                    limit=deps.result_limit(node, intent),
+                    question=state.get("question", ""),
+                    is_worker=state.get("is_worker", False),
+                    worker_index=state.get("worker_index", 0),
+                ),
+            )
+            for node in SEARCH_NODES
+        ]
+
+    return fanout_sources
+
+
+def make_search_node(
+    node: str, deps: Deps
+) -> Callable[[SearchTask], Awaitable[dict[str, Any]]]:
+    async def search(task: SearchTask) -> dict[str, Any]:
+        return label_steps(task, await _search(task))
+
+    async def _search(task: SearchTask) -> dict[str, Any]:
+        source, why_not = deps.source_for(node)
+        if source is None:
+            return {
+                "search_results": [],
+                "intermediate_steps": [step(node, "observe", f"skipped: {why_not}")],
+            }
+        act = step(node, "act", f"{source.name}: {task['query']}", limit=task["limit"])
+        try:
+            results = await asyncio.wait_for(
+                source.search(task["query"], task["intent"], task["limit"]),
+                timeout=deps.source_timeout,
+            )
+        except TimeoutError:
+            failure = f"{source.name} timed out after {deps.source_timeout:g}s"
+            return {"search_results": [], "intermediate_steps": [act, step(node, "error", failure)]}
+        except Exception as exc:  # a failing source never fails the answer
+            logger.warning("%s failed: %s", source.name, exc)
+            failure = f"{source.name} failed: {exc}"
+            return {"search_results": [], "intermediate_steps": [act, step(node, "error", failure)]}
+        results = [r for r in results if isinstance(r, dict) and r.get("title")]
+        done = step(node, "observe", f"{len(results)} results from {source.name}")
+        return {"search_results": results, "intermediate_steps": [act, done]}
+
+    search.__name__ = node
+    return search
+
+
+def dedupe(results: list[SearchResult]) -> list[SearchResult]:
+    """Keep the best-scored result per URL."""
+    best: dict[str, SearchResult] = {}
+    for result in results:
+        key = result.get("url") or result.get("reference") or result["title"]
+        kept = best.get(key)
+        if kept is None or (result.get("score") or 0) > (kept.get("score") or 0):
+            best[key] = result
+    return list(best.values())
+
+
+async def collect_results(state: GraphState, deps: Deps) -> dict[str, Any]:
+    results = state.get("search_results") or []
+    unique = dedupe(results)
+    note = f"{len(unique)} results" + (
+        f" ({len(results) - len(unique)} duplicates dropped)" if len(unique) < len(results) else ""
+    )
+    return {
+        "search_results": reset(*unique),
+        "intermediate_steps": [step("collect_results", "observe", note)],
+    }
+
+
+def needs_refinement(results: list[SearchResult]) -> tuple[bool, str]:
+    if len(results) < MIN_RESULTS:
+        return True, f"only {len(results)} results"
+    scores = [r["score"] for r in results if r.get("score") is not None]
+    if scores:
+        mean = sum(scores) / len(scores)  # type: ignore[arg-type]
+        if mean < MIN_MEAN_SCORE:
+            return True, f"mean relevance {mean:.2f} < {MIN_MEAN_SCORE}"
+    return False, "enough relevant results"
+
+
+async def evaluate_results(state: GraphState, deps: Deps) -> dict[str, Any]:
+    weak, why = needs_refinement(state.get("search_results") or [])
+    refinements = state.get("refinement_count", 0)
+    refine = weak and refinements < MAX_REFINEMENTS
+    if weak and not refine:
+        why += "; already refined once, going on"
+    return {
+        "needs_refinement": refine,
+        "intermediate_steps": [
+            step("evaluate_results", "think", ("refine: " if refine else "proceed: ") + why)
+        ],
+    }
+
+
+def route_evaluation(state: GraphState) -> str:
+    return "refine_search" if state.get("needs_refinement") else "search_subgraph"
+
+
+def choose_strategy(state: GraphState) -> RefineStrategy:
+    query = state.get("search_query") or state.get("question", "")
+    if not is_english(query):
+        return "TRANSLATE"
+    if len(state.get("search_results") or []) < MIN_RESULTS:
+        return "MORE_GENERAL"
+    return "MORE_SPECIFIC"
+
+
+async def refine_search(state: GraphState, deps: Deps) -> dict[str, Any]:
+    strategy = choose_strategy(state)
+    question = state.get("question", "")
+    query = state.get("search_query") or question
+    canonical = state.get("canonical_question", "")
+    steps = []
+    if strategy == "TRANSLATE" and canonical and is_english(canonical):
+        new_query = canonical  # analyze_question already wrote it in English
+    else:
+        result = await ainvoke_structured(
+            deps.llm,
+            prompts.refine_messages(question, query, strategy),
+            RefineOut,
+            RefineOut(query=canonical or query),
+        )
+        new_query = " ".join(result.value.query.split()) or query
+        if result.fallback_reason:
+            steps.append(step("refine_search", "error", f"fell back: {result.fallback_reason}"))
+    steps.insert(0, step("refine_search", "act", f"{strategy}: {new_query}"))
+    return {
+        "search_query": new_query,
+        "refine_strategy": strategy,
+        "refinement_count": state.get("refinement_count", 0) + 1,
+        "search_results": reset(),
+        "intermediate_steps": steps,
+    }

@@ -1,0 +1,142 @@
+"""Run the graph for one message of a thread and stream what happens.
+
+`Assistant` is the Python entry point shared by the CLI (and later the API): it checks
+the input, opens the persistent checkpointer, and turns LangGraph's stream into plain
+`RunEvent`s — a step, a token of the answer, or the final result.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessageChunk, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from codeweaver.agent.deps import Deps
+from codeweaver.agent.graph import build_graph
+from codeweaver.agent.state import SearchResult, Step, is_reset
+from codeweaver.llm.structured import message_text
+
+MAX_QUESTION_CHARS = 8000
+ANSWER_NODES = frozenset({"generate_answer", "generate_with_history"})
+
+
+class InvalidQuestionError(ValueError):
+    """The message cannot be answered as given; the text says why."""
+
+
+def validate_question(text: object) -> str:
+    """A clean question, or `InvalidQuestionError` for empty, huge or binary input."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidQuestionError("the question is not UTF-8 text") from None
+    if not isinstance(text, str):
+        raise InvalidQuestionError("the question must be text")
+    if "\x00" in text or sum(not (c.isprintable() or c in "\n\r\t") for c in text) > 8:
+        raise InvalidQuestionError("the question contains binary data")
+    cleaned = text.strip()
+    if not cleaned:
+        raise InvalidQuestionError("the question is empty")
+    if len(cleaned) > MAX_QUESTION_CHARS:
+        raise InvalidQuestionError(
+            f"the question is {len(cleaned):,} characters long; the limit is "
+            f"{MAX_QUESTION_CHARS:,} (shorten it or put the material in the knowledge base)"
+        )
+    return cleaned
+
+
+@dataclass(frozen=True)
+class RunResult:
+    thread_id: str
+    question: str
+    answer: str
+    sources: list[SearchResult]
+    steps: list[Step]
+    plan_case: str | None
+    question_type: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "thread_id": self.thread_id,
+            "question": self.question,
+            "answer": self.answer,
+            "sources": [
+                {"n": n, **{k: v for k, v in s.items() if k != "snippet"}}
+                for n, s in enumerate(self.sources, 1)
+            ],
+            "plan_case": self.plan_case,
+            "question_type": self.question_type,
+            "steps": self.steps,
+        }
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    kind: Literal["step", "token", "result"]
+    step: Step | None = None
+    text: str = ""
+    node: str = ""
+    result: RunResult | None = None
+
+
+@dataclass
+class Assistant:
+    """Answers messages of persistent threads with the compiled graph."""
+
+    deps: Deps
+    checkpointer: BaseCheckpointSaver[Any] | None = None
+    _graph: Any = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._graph = build_graph(self.deps, self.checkpointer)
+
+    @property
+    def graph(self) -> Any:
+        return self._graph
+
+    async def stream(self, message: str, thread_id: str | None = None) -> AsyncIterator[RunEvent]:
+        question = validate_question(message)
+        thread = thread_id or uuid.uuid4().hex
+        config = {"configurable": {"thread_id": thread}}
+        final: dict[str, Any] = {}
+        payload = {"question": question, "messages": [HumanMessage(question)]}
+        async for namespace, mode, chunk in self._graph.astream(
+            payload, config, stream_mode=["updates", "messages", "values"], subgraphs=True
+        ):
+            if mode == "values" and not namespace:
+                final = chunk
+            elif mode == "updates":
+                for node, update in chunk.items():
+                    if not namespace and node == "run_single_question_worker":
+                        continue  # its steps were already streamed from inside the worker
+                    for item in (update or {}).get("intermediate_steps", []) or []:
+                        if not is_reset(item):
+                            yield RunEvent("step", step=item, node=node)
+            elif mode == "messages":
+                token, meta = chunk
+                node = meta.get("langgraph_node", "")
+                if node in ANSWER_NODES and isinstance(token, AIMessageChunk):
+                    text = message_text(token)
+                    if text:
+                        yield RunEvent("token", text=text, node=node)
+        result = RunResult(
+            thread_id=thread,
+            question=question,
+            answer=final.get("answer", ""),
+            sources=final.get("sources", []),
+            steps=[s for s in final.get("intermediate_steps", []) if not is_reset(s)],
+            plan_case=final.get("plan_case"),
+            question_type=final.get("question_type"),
+        )
+        yield RunEvent("result", result=result)
+
+    async def ask(self, message: str, thread_id: str | None = None) -> RunResult:
+        async for event in self.stream(message, thread_id):
+            if event.result is not None:
+                return event.result
+        raise RuntimeError("the run ended without a result")  # pragma: no cover

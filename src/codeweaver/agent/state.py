@@ -1,0 +1,130 @@
+"""Graph state, its value types and reducers — the one place they are defined."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+
+RESET_TOKEN: dict[str, str] = {"__token__": "__RESET_MULTI_ANS__"}
+
+PlanCase = Literal["single_topic", "multiple_questions", "too_many"]
+QuestionType = Literal["clarification", "new_topic", "independent"]
+Intent = Literal["debugging", "learning", "code_review"]
+RefineStrategy = Literal["MORE_SPECIFIC", "MORE_GENERAL", "TRANSLATE"]
+StepKind = Literal["think", "act", "observe", "error"]
+
+
+class SearchResult(TypedDict):
+    """One retrieved document, as every source returns it."""
+
+    title: str
+    url: str
+    snippet: str
+    source: str
+    score: float | None
+    date: NotRequired[str | None]
+    reference: NotRequired[str]
+    attribution: NotRequired[str | None]
+    summary: NotRequired[str]
+    relevance: NotRequired[float]
+
+
+class Step(TypedDict):
+    """One visible step of a run (drives CLI progress and streamed events)."""
+
+    node: str
+    kind: StepKind
+    message: str
+    data: NotRequired[dict[str, Any]]
+
+
+class MultiAnswer(TypedDict):
+    index: int
+    question: str
+    answer: str
+    sources: list[SearchResult]
+
+
+def is_reset(item: object) -> bool:
+    return isinstance(item, dict) and item.get("__token__") == RESET_TOKEN["__token__"]
+
+
+def append_or_reset(left: list[Any] | None, right: list[Any] | None) -> list[Any]:
+    """Append `right` to `left`, unless `right` starts with the reset token: then replace.
+
+    A checkpointed thread keeps every channel between turns; the first node of a turn
+    sends the token so one turn's steps and answers never leak into the next.
+    """
+    left = list(left or [])
+    right = list(right or [])
+    if right and is_reset(right[0]):
+        return [item for item in right[1:] if not is_reset(item)]
+    return left + right
+
+
+def reset(*items: Any) -> list[Any]:
+    """An update that clears a resettable channel and then holds `items`."""
+    return [RESET_TOKEN, *items]
+
+
+class GraphState(TypedDict, total=False):
+    """State of the outer graph and of each single-question worker."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    question: str
+    language: str
+    # create_plan
+    plan_case: PlanCase
+    sub_questions: list[str]
+    # analyze_question
+    question_type: QuestionType
+    should_cache: bool
+    canonical_question: str
+    # check_cache
+    cached_result: dict[str, Any] | None
+    # classify_intent / search
+    intent: Intent
+    search_query: str
+    search_results: Annotated[list[SearchResult], append_or_reset]
+    refinement_count: int
+    refine_strategy: RefineStrategy | None
+    needs_refinement: bool
+    # search_subgraph
+    filtered_results: list[SearchResult]
+    # answer
+    answer: str
+    sources: list[SearchResult]
+    is_worker: bool
+    worker_index: int
+    multi_answers: Annotated[list[MultiAnswer], append_or_reset]
+    intermediate_steps: Annotated[list[Step], append_or_reset]
+
+
+class SearchTask(TypedDict):
+    """Payload of one `Send` to a search node."""
+
+    query: str
+    intent: Intent
+    limit: int
+    question: str
+    is_worker: bool
+    worker_index: int
+
+
+
+class SearchSubgraphInput(TypedDict, total=False):
+    question: str
+    canonical_question: str
+    search_query: str
+    search_results: list[SearchResult]
+
+
+class SearchSubgraphOutput(TypedDict, total=False):
+    filtered_results: list[SearchResult]
+    intermediate_steps: Annotated[list[Step], append_or_reset]
+
+
+class SearchSubgraphState(SearchSubgraphInput, SearchSubgraphOutput, total=False):
+    """The search subgraph sees only what it needs and returns only its own steps."""

@@ -1,0 +1,252 @@
+"""The `codeweaver` command. Heavy libraries are imported inside commands, so `--help`
+and argument errors stay instant."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from contextlib import nullcontext
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from codeweaver.agent.deps import Deps
+    from codeweaver.config import Settings
+
+app = typer.Typer(
+    name="codeweaver",
+    help="Answers developers' questions from many sources at once, with citations.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+cache_app = typer.Typer(help="Inspect and manage the answer cache.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+ModelOpt = Annotated[
+    str | None, typer.Option("--model", "-m", help="Chat model as provider:model.")
+]
+ThreadOpt = Annotated[
+    str | None, typer.Option("--thread", "-t", help="Conversation id to continue.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+def _console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def _settings(**explicit: Any) -> Settings:
+    from codeweaver.config import Settings
+
+    return Settings(**{k: v for k, v in explicit.items() if v is not None})
+
+
+def _fail(message: str, code: int = 2) -> None:
+    _console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _known_errors() -> tuple[type[Exception], ...]:
+    from pydantic import ValidationError
+
+    from codeweaver.agent.runner import InvalidQuestionError
+    from codeweaver.llm.registry import ModelConfigError
+    from codeweaver.llm.weights import WeightsError
+    from codeweaver.memory.cache import CacheStoreError
+    from codeweaver.memory.checkpoint import ThreadStoreError
+
+    return (InvalidQuestionError, ModelConfigError, WeightsError, CacheStoreError,
+            ThreadStoreError, ValidationError)
+
+
+def _prepare(settings: Settings, interactive: bool) -> Deps:
+    """Build the dependencies, showing progress for weights assembly and index builds."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from codeweaver.cli.render import byte_progress
+    from codeweaver.factory import build_deps, prepare_sources
+
+    console = _console(stderr=True)
+    bar, on_bytes = byte_progress(console, "assembling model weights")
+    with bar if interactive else nullcontext():
+        deps = build_deps(settings, progress=on_bytes if interactive else None)
+    phases = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                      console=console, transient=True)
+    tasks: dict[str, Any] = {}
+
+    def on_phase(phase: str, done: int, total: int) -> None:
+        if phase not in tasks:
+            tasks[phase] = phases.add_task(phase, total=total or None)
+        phases.update(tasks[phase], completed=done, total=total or None)
+
+    with phases if interactive else nullcontext():
+        problems = prepare_sources(deps, on_phase if interactive else None)
+    for problem in problems:
+        console.print(f"[yellow]warning:[/] {problem}", highlight=False)
+    return deps
+
+
+async def _answer(deps: Deps, question: str, thread: str | None, as_json: bool) -> str:
+    from codeweaver.cli.render import LiveRun, plain_result, print_json, print_result
+    from codeweaver.factory import open_assistant
+
+    console = _console()
+    async with open_assistant(deps) as assistant:
+        if as_json:
+            result = await assistant.ask(question, thread)
+            print_json(console, result.to_dict())
+        elif console.is_terminal:
+            result = await LiveRun(_console(stderr=True)).run(assistant.stream(question, thread))
+            print_result(console, result)
+        else:
+            result = await assistant.ask(question, thread)
+            sys.stdout.write(plain_result(result) + "\n")
+    return result.thread_id
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="Your question (Korean or English).")],
+    thread: ThreadOpt = None,
+    model: ModelOpt = None,
+    as_json: JsonOpt = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the answer cache.")] = False,
+) -> None:
+    """Answer one question, citing its sources."""
+    try:
+        from codeweaver.agent.runner import validate_question
+
+        question = validate_question(question)
+        settings = _settings(model=model, cache_enabled=False if no_cache else None)
+        interactive = _console(stderr=True).is_terminal and not as_json
+        deps = _prepare(settings, interactive)
+        asyncio.run(_answer(deps, question, thread, as_json))
+    except _known_errors() as exc:
+        _fail(str(exc))
+
+
+@app.command()
+def chat(thread: ThreadOpt = None, model: ModelOpt = None) -> None:
+    """Talk in a persistent thread. /new starts a new thread, /exit leaves."""
+    import uuid
+
+    try:
+        settings = _settings(model=model)
+        console = _console()
+        deps = _prepare(settings, console.is_terminal)
+        asyncio.run(_chat(deps, thread or uuid.uuid4().hex, console))
+    except _known_errors() as exc:
+        _fail(str(exc))
+
+
+async def _chat(deps: Deps, thread: str, console: Console) -> None:
+    import uuid
+
+    from codeweaver.agent.runner import InvalidQuestionError
+    from codeweaver.cli.render import LiveRun, plain_result, print_result
+    from codeweaver.factory import open_assistant
+
+    console.print(f"[dim]thread {thread} — /new for a new thread, /exit to leave[/]")
+    async with open_assistant(deps) as assistant:
+        while True:
+            try:
+                line = await asyncio.to_thread(console.input, "[bold blue]you>[/] ")
+            except (EOFError, KeyboardInterrupt):
+                break
+            text = line.strip()
+            if text in {"/exit", "/quit"}:
+                break
+            if text == "/new":
+                thread = uuid.uuid4().hex
+                console.print(f"[dim]new thread {thread}[/]")
+                continue
+            if not text:
+                continue
+            try:
+                if console.is_terminal:
+                    result = await LiveRun(console).run(assistant.stream(text, thread))
+                    print_result(console, result)
+                else:
+                    result = await assistant.ask(text, thread)
+                    console.print(plain_result(result), markup=False, highlight=False)
+            except InvalidQuestionError as exc:
+                console.print(f"[red]{exc}[/]")
+
+
+@app.command()
+def doctor(as_json: JsonOpt = False, model: ModelOpt = None) -> None:
+    """Show the model, its weights, each source, the stores and which keys are set."""
+    from codeweaver.cli.doctor import collect_report, render_report
+
+    report = collect_report(_settings(model=model))
+    if as_json:
+        from codeweaver.cli.render import print_json
+
+        print_json(_console(), report)
+    else:
+        render_report(_console(), report)
+
+
+@cache_app.command("stats")
+def cache_stats() -> None:
+    """Number of cached answers and hits."""
+    from codeweaver.factory import build_cache
+
+    stats = build_cache(_settings()).stats()
+    _console().print(f"entries: {stats.entries}  hits: {stats.hits}  store: {stats.path}")
+
+
+@cache_app.command("list")
+def cache_list(limit: Annotated[int, typer.Option(min=1)] = 20) -> None:
+    """The most recent cached questions."""
+    from datetime import datetime
+
+    from codeweaver.factory import build_cache
+
+    console = _console()
+    for entry in build_cache(_settings()).entries(limit):
+        when = datetime.fromtimestamp(entry.created_at).isoformat(timespec="seconds")
+        console.print(f"{when}  hits={entry.hits}  {entry.question}", highlight=False)
+
+
+@cache_app.command("forget")
+def cache_forget(question: str) -> None:
+    """Remove the cached answer of one canonical question."""
+    from codeweaver.factory import build_cache
+
+    if not build_cache(_settings()).forget(question):
+        _fail(f"no cached answer for {question!r}", code=1)
+    _console().print("forgotten")
+
+
+@cache_app.command("clear")
+def cache_clear() -> None:
+    """Remove every cached answer."""
+    from codeweaver.factory import build_cache
+
+    _console().print(f"removed {build_cache(_settings()).clear()} entries")
+
+
+def _register_eval() -> None:
+    from codeweaver.cli.eval_cmds import eval_app
+
+    app.add_typer(eval_app, name="eval")
+
+
+_register_eval()
+
+
+def main() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

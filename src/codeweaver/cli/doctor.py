@@ -1,0 +1,89 @@
+"""`codeweaver doctor`: what this installation can do right now, without side effects."""
+
+from __future__ import annotations
+
+import importlib.util
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from codeweaver.config import Settings
+
+
+def _model_report(settings: Settings) -> dict[str, Any]:
+    from codeweaver.llm.registry import ModelConfigError, ModelRef, provider_names
+    from codeweaver.llm.weights import KNOWN_WEIGHTS, weights_status
+
+    report: dict[str, Any] = {"model": settings.model}
+    try:
+        ref = ModelRef.parse(settings.model)
+    except ModelConfigError as exc:
+        return {**report, "status": f"invalid: {exc}"}
+    report["provider"] = ref.provider
+    if ref.provider not in provider_names():
+        report["status"] = f"unknown provider; known: {', '.join(provider_names())}"
+    elif ref.provider == "local":
+        spec = KNOWN_WEIGHTS.get(ref.name)
+        report["weights"] = (
+            weights_status(spec, settings.models_dir) if spec else f"GGUF file {ref.name}"
+        )
+        report["runtime"] = (
+            "llama-cpp-python installed"
+            if importlib.util.find_spec("llama_cpp")
+            else "llama-cpp-python missing: pip install -e ."
+        )
+    report["other_local_models"] = {
+        alias: weights_status(spec, settings.models_dir)
+        for alias, spec in KNOWN_WEIGHTS.items()
+        if alias != ref.name
+    }
+    return report
+
+
+def collect_report(settings: Settings) -> dict[str, Any]:
+    """A JSON-serialisable description of the model, sources, stores and keys."""
+    from codeweaver.agent.deps import SEARCH_NODES
+    from codeweaver.factory import build_sources
+
+    sources = build_sources(settings)
+    return {
+        "model": _model_report(settings),
+        "sources": {name: str(source.status()) for name, source in sorted(sources.items())},
+        "search_nodes": {node: list(names) for node, names in SEARCH_NODES.items()},
+        "stores": {
+            "threads": f"sqlite: {settings.checkpoint_path}",
+            "answer_cache": (
+                f"sqlite (exact match): {settings.answer_cache_path}"
+                if settings.cache_enabled
+                else "disabled"
+            ),
+            "installed_docs_index": str(settings.docs_index_dir),
+        },
+        "keys": settings.key_status(),
+        "response_language": settings.response_language or "the question's language",
+    }
+
+
+def render_report(console: Console, report: dict[str, Any]) -> None:
+    model = report["model"]
+    console.print(f"[bold]model[/]  {model['model']}")
+    for key in ("provider", "status", "weights", "runtime"):
+        if key in model:
+            console.print(f"  {key}: {model[key]}", highlight=False)
+    for alias, status in model.get("other_local_models", {}).items():
+        console.print(f"  local:{alias}: {status}", highlight=False)
+
+    table = Table("source", "state", title="sources", title_justify="left")
+    for name, state in report["sources"].items():
+        style = "green" if state == "ready" else "yellow"
+        table.add_row(name, f"[{style}]{state}[/]")
+    console.print(table)
+
+    console.print("[bold]stores[/]")
+    for name, where in report["stores"].items():
+        console.print(f"  {name}: {where}", highlight=False)
+    keys = report["keys"]
+    console.print("[bold]keys[/] (set / not set, values never shown)")
+    for name, present in keys.items():
+        console.print(f"  {name}: {'set' if present else 'not set'}")

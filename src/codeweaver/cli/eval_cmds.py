@@ -1,0 +1,2 @@
+from typer import Typer
+eval_app = Typer(help="Evaluation commands.")

@@ -1,0 +1,115 @@
+"""Terminal rendering: live step progress, the answer as Markdown, numbered sources.
+
+On a terminal the run is shown live; when output is piped only plain text is written,
+so `codeweaver ask … | less` and scripts see the answer and its sources, nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.spinner import Spinner
+from rich.text import Text
+
+from codeweaver.agent.runner import RunEvent, RunResult
+from codeweaver.agent.state import SearchResult, Step
+
+_ICONS = {"think": "💭", "act": "→", "observe": "✓", "error": "✗"}
+_STYLES = {"think": "cyan", "act": "yellow", "observe": "green", "error": "red"}
+MAX_VISIBLE_STEPS = 14
+
+
+def format_source(n: int, source: SearchResult) -> str:
+    parts = [f"[{n}] {source['title']}"]
+    if source.get("url"):
+        parts.append(source["url"])
+    if source.get("reference"):
+        parts.append(f"({source['reference']})")
+    if source.get("attribution"):
+        parts.append(f"— {source['attribution']}")
+    return " ".join(parts)
+
+
+def plain_result(result: RunResult) -> str:
+    lines = [result.answer.strip()]
+    if result.sources:
+        lines += ["", "Sources:"]
+        lines += [format_source(n, s) for n, s in enumerate(result.sources, 1)]
+    return "\n".join(lines)
+
+
+def step_line(item: Step) -> Text:
+    kind = item["kind"]
+    line = Text(f"{_ICONS.get(kind, '·')} ", style=_STYLES.get(kind, ""))
+    line.append(f"{item['node']}", style="bold")
+    line.append(f"  {item['message']}")
+    return line
+
+
+class LiveRun:
+    """Shows steps and the answer being written while a run streams."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.steps: list[Step] = []
+        self.tokens: list[str] = []
+
+    def _view(self) -> Group:
+        shown = self.steps[-MAX_VISIBLE_STEPS:]
+        rows: list[Any] = [step_line(s) for s in shown]
+        if self.tokens:
+            rows.append(Text(f"✎ writing the answer… {len(''.join(self.tokens))} chars",
+                             style="magenta"))
+        else:
+            rows.append(Spinner("dots", text=Text(" working", style="dim")))
+        return Group(*rows)
+
+    async def run(self, events: AsyncIterator[RunEvent]) -> RunResult:
+        result: RunResult | None = None
+        with Live(self._view(), console=self.console, refresh_per_second=8,
+                  transient=False) as live:
+            async for event in events:
+                if event.kind == "step" and event.step is not None:
+                    self.steps.append(event.step)
+                elif event.kind == "token":
+                    self.tokens.append(event.text)
+                elif event.result is not None:
+                    result = event.result
+                live.update(self._view())
+        if result is None:
+            raise RuntimeError("the run ended without a result")
+        return result
+
+
+def print_result(console: Console, result: RunResult) -> None:
+    console.print()
+    console.print(Markdown(result.answer or "_(no answer)_"))
+    if result.sources:
+        console.print()
+        console.print(Text("Sources", style="bold underline"))
+        for n, source in enumerate(result.sources, 1):
+            console.print(Text(format_source(n, source)), soft_wrap=True)
+
+
+def print_json(console: Console, payload: Any) -> None:
+    console.print_json(json.dumps(payload, ensure_ascii=False, default=str))
+
+
+def byte_progress(console: Console, description: str) -> tuple[Progress, Callable[[int, int], None]]:
+    """A progress bar for byte counts and the callback that feeds it."""
+    progress = Progress(
+        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
+        console=console, transient=True,
+    )
+    task = progress.add_task(description, total=None)
+
+    def update(done: int, total: int) -> None:
+        progress.update(task, completed=done, total=total)
+
+    return progress, update

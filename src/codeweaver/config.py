@@ -1,0 +1,157 @@
+"""One typed settings object. Precedence: explicit argument > environment > `.env` > default."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from platformdirs import user_cache_dir, user_data_dir
+from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+APP_NAME = "codeweaver"
+DEFAULT_MODEL = "local:qwen2.5-coder-1.5b"
+
+
+class Settings(BaseSettings):
+    """Every knob CodeWeaver reads. All optional; keys and servers only add power."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    model: str = Field(
+        default=DEFAULT_MODEL,
+        validation_alias=AliasChoices("model", "CODEWEAVER_MODEL", "LLM_PROVIDER"),
+        description="Chat model as `provider:model`.",
+    )
+    response_language: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("response_language", "RESPONSE_LANGUAGE"),
+        description="Force the answer language (e.g. `ko`, `en`); default: the question's.",
+    )
+    data_dir: Path = Field(
+        default_factory=lambda: Path(user_data_dir(APP_NAME)),
+        validation_alias=AliasChoices("data_dir", "CODEWEAVER_DATA_DIR"),
+    )
+    cache_dir: Path = Field(
+        default_factory=lambda: Path(user_cache_dir(APP_NAME)),
+        validation_alias=AliasChoices("cache_dir", "CODEWEAVER_CACHE_DIR"),
+    )
+
+    # Local model runtime.
+    llm_threads: int = Field(
+        default=0, validation_alias=AliasChoices("llm_threads", "CODEWEAVER_LLM_THREADS")
+    )
+    llm_context: int = Field(
+        default=4096, validation_alias=AliasChoices("llm_context", "CODEWEAVER_LLM_CONTEXT")
+    )
+    llm_max_tokens: int = Field(
+        default=700, validation_alias=AliasChoices("llm_max_tokens", "CODEWEAVER_MAX_TOKENS")
+    )
+    temperature: float = Field(
+        default=0.1, validation_alias=AliasChoices("temperature", "CODEWEAVER_TEMPERATURE")
+    )
+
+    # Retrieval.
+    results_per_source: int = Field(
+        default=5,
+        ge=1,
+        le=50,
+        validation_alias=AliasChoices("results_per_source", "CODEWEAVER_RESULTS_PER_SOURCE"),
+    )
+    cache_enabled: bool = Field(
+        default=True, validation_alias=AliasChoices("cache_enabled", "CODEWEAVER_CACHE")
+    )
+
+    # Keys and servers (SPEC §8). Secret values are never printed.
+    google_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("google_api_key", "GOOGLE_API_KEY")
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY")
+    )
+    anthropic_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
+    )
+    tavily_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("tavily_api_key", "TAVILY_API_KEY")
+    )
+    github_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("github_token", "GITHUB_TOKEN")
+    )
+    stackexchange_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("stackexchange_key", "STACKEXCHANGE_KEY")
+    )
+    qdrant_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("qdrant_url", "QDRANT_URL")
+    )
+    qdrant_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("qdrant_api_key", "QDRANT_API_KEY")
+    )
+    database_url: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("database_url", "DATABASE_URL")
+    )
+    langchain_tracing_v2: bool = Field(
+        default=False,
+        validation_alias=AliasChoices("langchain_tracing_v2", "LANGCHAIN_TRACING_V2"),
+    )
+    langchain_api_key: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("langchain_api_key", "LANGCHAIN_API_KEY")
+    )
+
+    @field_validator("model")
+    @classmethod
+    def _model_has_provider(cls, value: str) -> str:
+        value = value.strip()
+        if ":" not in value:
+            raise ValueError(
+                f"model {value!r} must be `provider:model`, e.g. {DEFAULT_MODEL!r} "
+                "or `openai:gpt-4o`"
+            )
+        return value
+
+    @field_validator("response_language")
+    @classmethod
+    def _normalise_language(cls, value: str | None) -> str | None:
+        return value.strip().lower() or None if value else None
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.data_dir / "threads.sqlite"
+
+    @property
+    def answer_cache_path(self) -> Path:
+        return self.data_dir / "answer_cache.sqlite"
+
+    @property
+    def models_dir(self) -> Path:
+        return self.cache_dir / "models"
+
+    @property
+    def docs_index_dir(self) -> Path:
+        return self.cache_dir / "installed_docs"
+
+    def key_status(self) -> dict[str, bool]:
+        """Which secrets are set — never their values."""
+        names = [
+            "google_api_key",
+            "openai_api_key",
+            "anthropic_api_key",
+            "tavily_api_key",
+            "github_token",
+            "stackexchange_key",
+            "qdrant_api_key",
+            "database_url",
+            "langchain_api_key",
+        ]
+        return {name.upper(): getattr(self, name) is not None for name in names}
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """Process-wide settings read from the environment (tests build their own)."""
+    return Settings()

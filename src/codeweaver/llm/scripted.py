@@ -1,0 +1,95 @@
+"""A scripted chat model: answers by prompt task, for tests, benchmarks and demos.
+
+Every prompt CodeWeaver sends starts with a system message whose `name` is the task
+(`create_plan`, `analyze_question`, …; see `codeweaver.agent.prompts`). The script maps a
+task to a reply: a string, a list of strings used in turn (the last one repeats), or a
+function of the messages. Calls are recorded so tests can assert which tasks ran.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import ConfigDict, PrivateAttr
+
+Reply = str | Sequence[str] | Callable[[list[BaseMessage]], str]
+
+
+def task_of(messages: list[BaseMessage]) -> str:
+    """The task name carried by the first system message, or `unknown`."""
+    for message in messages:
+        if message.type == "system":
+            return message.name or "unknown"
+    return "unknown"
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Replies from a per-task script; raises on a task the script does not cover."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    script: dict[str, Reply]
+    default: str | None = None
+
+    _calls: list[tuple[str, list[BaseMessage]]] = PrivateAttr(default_factory=list)
+    _turns: dict[str, int] = PrivateAttr(default_factory=dict)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "codeweaver-scripted"
+
+    @property
+    def calls(self) -> list[tuple[str, list[BaseMessage]]]:
+        return list(self._calls)
+
+    def tasks(self) -> list[str]:
+        """Task names in call order."""
+        return [task for task, _ in self._calls]
+
+    def _reply(self, messages: list[BaseMessage]) -> str:
+        task = task_of(messages)
+        with self._lock:
+            self._calls.append((task, list(messages)))
+            entry = self.script.get(task)
+            if entry is None:
+                if self.default is None:
+                    raise KeyError(f"scripted model has no reply for task {task!r}")
+                return self.default
+            if isinstance(entry, str):
+                return entry
+            if callable(entry):
+                return entry(messages)
+            turn = self._turns.get(task, 0)
+            self._turns[task] = turn + 1
+            return entry[min(turn, len(entry) - 1)]
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(self._reply(messages)))])
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        text = self._reply(messages)
+        for piece in text.split(" "):
+            token = piece + " "
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=token))
+            if run_manager:
+                run_manager.on_llm_new_token(token, chunk=chunk)
+            yield chunk

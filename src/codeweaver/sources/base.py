@@ -1,0 +1,105 @@
+"""The source interface, its status type and the registry of sources by name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+from codeweaver.agent.state import Intent, SearchResult
+
+if TYPE_CHECKING:
+    from codeweaver.config import Settings
+
+SourceState = Literal["ready", "skipped"]
+
+
+@dataclass(frozen=True)
+class SourceStatus:
+    state: SourceState
+    reason: str = ""
+
+    @property
+    def usable(self) -> bool:
+        return self.state == "ready"
+
+    def __str__(self) -> str:
+        return self.state if not self.reason else f"{self.state}: {self.reason}"
+
+
+class SourceError(RuntimeError):
+    """A source could not answer; the run goes on without it."""
+
+
+@runtime_checkable
+class Source(Protocol):
+    """Anything that can be searched. Implementations must be safe to call concurrently."""
+
+    name: str
+
+    def status(self) -> SourceStatus:
+        """Whether the source can run now, and why not (never performs I/O)."""
+        ...
+
+    async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
+        """Up to `limit` results for `query`; raises `SourceError` on failure."""
+        ...
+
+
+PhaseProgress = Callable[[str, int, int], None]  # (phase, done, total)
+
+
+@runtime_checkable
+class Preparable(Protocol):
+    """A source with slow one-time work (an index build) that can run up front with progress."""
+
+    def prepare(self, progress: PhaseProgress | None = None) -> None: ...
+
+
+SourceFactory = Callable[["Settings"], Source]
+
+_REGISTRY: dict[str, SourceFactory] = {}
+
+
+def register_source(name: str) -> Callable[[SourceFactory], SourceFactory]:
+    """Decorator: make a source factory available under `name`."""
+
+    def decorate(factory: SourceFactory) -> SourceFactory:
+        _REGISTRY[name] = factory
+        return factory
+
+    return decorate
+
+
+def source_names() -> list[str]:
+    _load_builtin_sources()
+    return sorted(_REGISTRY)
+
+
+def create_source(name: str, settings: Settings) -> Source:
+    _load_builtin_sources()
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        known = ", ".join(sorted(_REGISTRY))
+        raise KeyError(f"unknown source {name!r}; known sources: {known}") from None
+    return factory(settings)
+
+
+def _load_builtin_sources() -> None:
+    # Importing the modules runs their @register_source decorators.
+    from codeweaver.sources import installed_docs, unconfigured  # noqa: F401
+
+
+class UnconfiguredSource:
+    """A source whose online API is not available yet: always skipped, never invents results."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        self._reason = reason
+
+    def status(self) -> SourceStatus:
+        return SourceStatus("skipped", self._reason)
+
+    async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
+        raise SourceError(self._reason)
