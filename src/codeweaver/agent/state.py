@@ -59,9 +59,10 @@ def append_or_reset(left: list[Any] | None, right: list[Any] | None) -> list[Any
     """
     left = list(left or [])
     right = list(right or [])
+    kept = [item for item in right if not is_reset(item)]
     if right and is_reset(right[0]):
-        return [item for item in right[1:] if not is_reset(item)]
-    return left + right
+        return kept
+    return left + kept
 
 
 def reset(*items: Any) -> list[Any]:

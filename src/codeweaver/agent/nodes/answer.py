@@ -16,6 +16,7 @@ from codeweaver.llm.structured import message_text
 logger = logging.getLogger(__name__)
 
 _CITATION = re.compile(r"\[(\d{1,3})\]")
+_CITATION_WITH_SPACE = re.compile(r"[ \t]?\[(\d{1,3})\]")
 
 
 def finish(
@@ -42,7 +43,9 @@ def finish(
 
 def drop_unknown_citations(answer: str, count: int) -> str:
     """Remove `[n]` markers that point at no listed source."""
-    return _CITATION.sub(lambda m: m.group(0) if 1 <= int(m.group(1)) <= count else "", answer)
+    return _CITATION_WITH_SPACE.sub(
+        lambda m: m.group(0) if 1 <= int(m.group(1)) <= count else "", answer
+    )
 
 
 def renumber_citations(answer: str, offset: int) -> str:

@@ -1,0 +1,242 @@
+"""`InstalledDocsSource`: keyword search over the docs of the installed Python, offline.
+
+Scores: BM25 is unbounded, so results carry `s / (s + SCORE_HALF_POINT * n)` where `s` is the
+raw BM25 score and `n` the number of distinct query tokens found in the index (capped at
+`SCORE_TOKEN_CAP`). It is monotone in `s`, lies in [0, 1), and reaches 0.5 when a document
+scores `SCORE_HALF_POINT` per query token. On this corpus a document that matches most of the
+query terms, in its name or repeatedly in its text, lands above 0.5, and one sharing a single
+common word stays well below it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import logging
+import os
+import re
+import sys
+import threading
+import time
+from pathlib import Path
+
+from codeweaver.agent.state import Intent, SearchResult
+from codeweaver.sources.base import SourceError, SourceStatus
+from codeweaver.sources.installed_docs import indexer
+from codeweaver.sources.installed_docs.collect import CollectorOptions, DocEntry, ProgressCallback
+from codeweaver.sources.installed_docs.indexer import IndexInfo, IndexLoadError, LoadedIndex
+
+logger = logging.getLogger(__name__)
+
+SOURCE_NAME = "installed_docs"
+SNIPPET_CHARS = 1200
+SCORE_HALF_POINT = 4.0
+SCORE_TOKEN_CAP = 4
+
+
+def normalise_score(raw: float, matched_tokens: int) -> float:
+    """Saturating map of a raw BM25 score into [0, 1) (see the module docstring)."""
+    if raw <= 0:
+        return 0.0
+    k = SCORE_HALF_POINT * min(max(matched_tokens, 1), SCORE_TOKEN_CAP)
+    return raw / (raw + k)
+
+
+# --------------------------------------------------------------------------- URLs
+
+
+def _docs_base() -> str:
+    return f"https://docs.python.org/{sys.version_info.major}.{sys.version_info.minor}"
+
+
+#: Stdlib packages documented on one page (submodules without a page of their own).
+_SINGLE_PAGE = frozenset(
+    {"json", "asyncio", "sqlite3", "ctypes", "tomllib", "zoneinfo", "wsgiref", "multiprocessing",
+     "concurrent", "email", "http", "importlib", "unittest", "xml", "urllib", "logging", "os",
+     "collections", "dbm", "curses", "encodings", "html", "venv", "zipfile"}
+)  # fmt: skip
+#: Submodules that do have their own page.
+_SUBPAGES = frozenset(
+    {"os.path", "collections.abc", "concurrent.futures", "email.mime", "email.message",
+     "email.parser", "email.policy", "email.utils", "email.headerregistry", "http.client",
+     "http.server", "http.cookies", "http.cookiejar", "importlib.metadata",
+     "importlib.resources", "unittest.mock", "xml.etree.ElementTree", "xml.dom",
+     "xml.dom.minidom", "xml.sax", "urllib.request", "urllib.parse", "urllib.error",
+     "urllib.robotparser", "logging.handlers", "logging.config", "multiprocessing.shared_memory",
+     "html.parser", "html.entities", "curses.ascii", "curses.panel", "json.tool"}
+)  # fmt: skip
+
+
+def _stdlib_page(module: str) -> str:
+    if module in _SUBPAGES:
+        return module.lower()
+    top = module.split(".")[0]
+    return top if top in _SINGLE_PAGE or "." in module else module.lower()
+
+
+def stdlib_url(module: str, name: str, kind: str) -> str:
+    """Best-effort docs.python.org anchor (`library/json.html#json.loads`)."""
+    base = _docs_base()
+    if module == "builtins":
+        rest = name.removeprefix("builtins.")
+        if "." in rest:
+            return f"{base}/library/stdtypes.html#{rest}"
+        obj = getattr(builtins, rest, None)
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            return f"{base}/library/exceptions.html#{rest}"
+        return f"{base}/library/functions.html#{rest}"
+    anchor = f"module-{module}" if kind == "module" else name
+    return f"{base}/library/{_stdlib_page(module)}.html#{anchor}"
+
+
+_TOPIC_PAGES: dict[str, tuple[str, ...]] = {
+    "reference/simple_stmts": ("assert", "assignment", "augassign", "break", "continue", "del",
+                               "global", "import", "nonlocal", "pass", "raise", "return",
+                               "yield"),
+    "reference/compound_stmts": ("async", "class", "compound", "else", "for", "function", "if",
+                                 "try", "while", "with"),
+    "reference/expressions": ("atom-identifiers", "atom-literals", "attribute-references",
+                              "await", "binary", "bitwise", "booleans", "calls", "comparisons",
+                              "conversions", "dict", "exprlists", "in", "lambda", "lists",
+                              "operator-summary", "power", "shifting", "slicings",
+                              "subscriptions", "unary"),
+    "reference/lexical_analysis": ("floating", "id-classes", "identifiers", "imaginary",
+                                   "integers", "numbers", "strings"),
+    "reference/datamodel": ("attribute-access", "callable-types", "context-managers",
+                            "customization", "numeric-types", "objects", "sequence-types",
+                            "specialnames", "types"),
+    "reference/executionmodel": ("dynamic-features", "exceptions", "execmodel", "naming"),
+    "library/stdtypes": ("bltin-code-objects", "bltin-ellipsis-object", "bltin-null-object",
+                         "bltin-type-objects", "specialattrs", "string-methods", "truth",
+                         "typesfunctions", "typesmapping", "typesmethods", "typesmodules",
+                         "typesseq", "typesseq-mutable"),
+    "library/string": ("formatstrings",),
+    "library/pdb": ("debugger",),
+}  # fmt: skip
+_TOPIC_URL = {label: page for page, labels in _TOPIC_PAGES.items() for label in labels}
+
+
+def topic_url(label: str) -> str:
+    """docs.python.org page of a `pydoc_data.topics` label (the docs' search page if unknown)."""
+    page = _TOPIC_URL.get(label)
+    if page is None:
+        return f"{_docs_base()}/search.html?q={label}"
+    return f"{_docs_base()}/{page}.html#{label}"
+
+
+# --------------------------------------------------------------------------- results
+
+
+def entry_url(entry: DocEntry) -> str:
+    if entry.kind == "topic":
+        return topic_url(entry.name)
+    if entry.package == "python":
+        return stdlib_url(entry.module, entry.name, entry.kind)
+    if entry.home:
+        return entry.home
+    return Path(entry.path).as_uri() if entry.path else ""
+
+
+def entry_reference(entry: DocEntry) -> str:
+    name = f"topic:{entry.name}" if entry.kind == "topic" else entry.name
+    return f"{entry.package}:{name}@{entry.version}"
+
+
+def entry_title(entry: DocEntry) -> str:
+    if entry.kind == "topic":
+        return f"{entry.name} (language reference topic) — {entry.display} {entry.version}"
+    return f"{entry.name} — {entry.display} {entry.version}"
+
+
+def make_snippet(entry: DocEntry, limit: int = SNIPPET_CHARS) -> str:
+    """Signature, a blank line, then the docstring; cut at a word boundary near `limit`."""
+    text = f"{entry.signature}\n\n{entry.doc}".strip() if entry.signature else entry.doc
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", limit // 2, limit)
+    return text[: cut if cut > 0 else limit].rstrip() + " …"
+
+
+def to_result(entry: DocEntry, score: float) -> SearchResult:
+    return SearchResult(
+        title=entry_title(entry),
+        url=entry_url(entry),
+        snippet=make_snippet(entry),
+        source=SOURCE_NAME,
+        score=score,
+        date=None,
+        reference=entry_reference(entry),
+        attribution=None,
+    )
+
+
+class InstalledDocsSource:
+    """Docs of the stdlib and installed distributions, BM25-indexed and cached in `index_dir`.
+
+    The index is built lazily by the first search (or `ensure_index`), reused while the Python
+    version and the installed distributions stay the same, and rebuilt when they change.
+    """
+
+    name = SOURCE_NAME
+
+    def __init__(
+        self,
+        index_dir: Path,
+        *,
+        progress: ProgressCallback | None = None,
+        options: CollectorOptions | None = None,
+        recheck_interval: float = 60.0,
+    ) -> None:
+        """`recheck_interval`: seconds during which a loaded index is trusted without
+        re-reading the installed distributions (0 = check on every search)."""
+        self.index_dir = Path(index_dir)
+        self.options = options or CollectorOptions()
+        self._progress = progress
+        self._recheck_interval = recheck_interval
+        self._lock = threading.Lock()
+        self._loaded: LoadedIndex | None = None
+        self._checked_at = 0.0
+
+    def status(self) -> SourceStatus:
+        try:
+            self.index_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            return SourceStatus("skipped", f"cannot create index folder {self.index_dir}: {exc}")
+        if not os.access(self.index_dir, os.W_OK | os.X_OK):
+            return SourceStatus("skipped", f"index folder {self.index_dir} is not writable")
+        return SourceStatus("ready")
+
+    def ensure_index(self, progress: ProgressCallback | None = None) -> IndexInfo:
+        """Load the cached index, building it if missing, stale or corrupted (thread-safe)."""
+        return self._ensure(progress).info
+
+    def _ensure(self, progress: ProgressCallback | None) -> LoadedIndex:
+        with self._lock:
+            loaded = self._loaded
+            now = time.monotonic()
+            if loaded is not None and now - self._checked_at < self._recheck_interval:
+                return loaded
+            try:
+                fingerprint = indexer.compute_fingerprint(self.options)
+                if loaded is None or loaded.info.fingerprint != fingerprint:
+                    loaded = indexer.open_index(
+                        self.index_dir, self.options, progress or self._progress, fingerprint
+                    )
+            except (IndexLoadError, OSError, ValueError) as exc:
+                raise SourceError(f"installed_docs: cannot build or load the index: {exc}") from exc
+            self._loaded, self._checked_at = loaded, time.monotonic()
+            return loaded
+
+    def search_sync(self, query: str, limit: int) -> list[SearchResult]:
+        if not query.strip() or limit <= 0:
+            return []
+        loaded = self._ensure(None)
+        hits = loaded.query(query, limit)
+        return [to_result(entry, normalise_score(raw, n)) for entry, raw, n in hits]
+
+    async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
+        """Up to `limit` results, best first; `SourceError` if the index is unavailable."""
+        if not query.strip() or limit <= 0:
+            return []
+        return await asyncio.to_thread(self.search_sync, query, limit)

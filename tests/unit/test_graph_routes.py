@@ -1,0 +1,296 @@
+"""Every route of the SPEC §2 graph, driven by scripted chat models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+
+from codeweaver.agent.runner import Assistant, InvalidQuestionError
+from codeweaver.sources.base import SourceError
+from tests.fakes import FakeSource, doc, docs, make_deps
+
+ANALYZE_NEW = json.dumps(
+    {"question_type": "new_topic", "should_cache": True,
+     "canonical_question": "how to read a file line by line in python"}
+)
+INTENT_LEARNING = '{"intent": "learning"}'
+ANSWER = "Use `open()` and iterate over the file object [1]. Each line keeps its newline [2]."
+
+
+def base_script(**overrides: object) -> dict[str, object]:
+    script: dict[str, object] = {
+        "analyze_question": ANALYZE_NEW,
+        "classify_intent": INTENT_LEARNING,
+        "generate_answer": ANSWER,
+    }
+    script.update(overrides)
+    return script
+
+
+def nodes_of(result_steps: list[dict[str, object]]) -> list[str]:
+    return [str(s["node"]) for s in result_steps]
+
+
+async def test_single_question_searches_and_cites(tmp_path: Path) -> None:
+    source = FakeSource()
+    deps, llm = make_deps(tmp_path, base_script(), [source])
+    result = await Assistant(deps).ask("How do I read a file line by line in Python?")
+
+    assert result.plan_case == "single_topic"
+    assert result.answer == ANSWER
+    assert [s["url"] for s in result.sources] == [d["url"] for d in docs(3)]
+    # The obvious single question is decided by rule: no create_plan call.
+    assert llm.tasks() == ["analyze_question", "classify_intent", "generate_answer"]
+    assert source.queries == ["How do I read a file line by line in Python?"]
+    steps = nodes_of(result.steps)
+    for node in ("search_stackoverflow", "search_github", "search_official_docs",
+                 "collect_results", "evaluate_results", "filter_and_score",
+                 "summarize_results", "generate_answer"):
+        assert node in steps
+    skipped = [s["message"] for s in result.steps if s["node"] == "search_github"]
+    assert skipped == ["skipped: github: not configured"]
+
+
+async def test_citations_to_unlisted_sources_are_removed(tmp_path: Path) -> None:
+    deps, _ = make_deps(tmp_path, base_script(generate_answer="Fact [1]. Invented [7]."))
+    result = await Assistant(deps).ask("How do I read a file?")
+    assert result.answer == "Fact [1]. Invented."
+
+
+async def test_two_questions_run_isolated_workers_and_combine(tmp_path: Path) -> None:
+    message = "JWT가 뭐야? CORS 에러는 어떻게 해결해?"
+    plan = json.dumps(
+        {"case": "multiple_questions", "questions": ["JWT가 뭐야?", "CORS 에러는 어떻게 해결해?"]},
+        ensure_ascii=False,
+    )
+
+    def analyze(messages: list[object]) -> str:
+        text = str(messages[-1].content)  # type: ignore[attr-defined]
+        if "JWT" in text:
+            return '{"question_type": "new_topic", "should_cache": true, "canonical_question": "what is jwt"}'
+        return ('{"question_type": "independent", "should_cache": false, '
+                '"canonical_question": "how to fix cors errors"}')
+
+    def answer(messages: list[object]) -> str:
+        text = str(messages[-1].content)  # type: ignore[attr-defined]
+        return "JWT는 토큰입니다 [1]." if "JWT" in text else "CORS 헤더를 설정하세요 [1]."
+
+    jwt_docs = [doc(1, text="JSON Web Token is a compact token format. " * 3)]
+    cors_docs = [doc(2, text="Cross-origin resource sharing headers. " * 3)]
+    source = FakeSource(per_query={"JWT가 뭐야?": jwt_docs * 1 + [doc(3)],
+                                   "CORS 에러는 어떻게 해결해?": cors_docs + [doc(4)]})
+    deps, llm = make_deps(
+        tmp_path,
+        base_script(create_plan=plan, analyze_question=analyze, generate_answer=answer),
+        [source],
+    )
+    result = await Assistant(deps).ask(message)
+
+    assert result.plan_case == "multiple_questions"
+    assert result.answer.startswith(f"> {message}")
+    assert "## 1. JWT가 뭐야?" in result.answer and "## 2. CORS 에러는 어떻게 해결해?" in result.answer
+    assert result.answer.index("## 1.") < result.answer.index("---") < result.answer.index("## 2.")
+    # Section 2's citation is renumbered past section 1's sources.
+    assert "JWT는 토큰입니다 [1]" in result.answer
+    assert "CORS 헤더를 설정하세요 [3]" in result.answer
+    assert len(result.sources) == 4
+    assert result.sources[2]["url"] == cors_docs[0]["url"]
+    assert sorted(source.queries) == sorted(["JWT가 뭐야?", "CORS 에러는 어떻게 해결해?"])
+    assert llm.tasks().count("generate_answer") == 2
+    # Each worker kept its own scalar channels: only the cacheable one was cached.
+    assert deps.cache.lookup("what is jwt") is not None
+    assert deps.cache.lookup("how to fix cors errors") is None
+    assert any(n.startswith("Q1/") for n in nodes_of(result.steps))
+    assert any(n.startswith("Q2/") for n in nodes_of(result.steps))
+
+
+async def test_too_many_by_guard_never_calls_the_model(tmp_path: Path) -> None:
+    deps, llm = make_deps(tmp_path, {})
+    result = await Assistant(deps).ask("JWT? CORS? Docker?")
+    assert result.plan_case == "too_many"
+    assert llm.tasks() == []
+    assert "JWT?" in result.answer and "Docker?" in result.answer
+    assert "Merge" in result.answer and "one after another" in result.answer
+
+
+async def test_too_many_by_model(tmp_path: Path) -> None:
+    plan = '{"case": "too_many", "questions": ["JWT", "CORS", "Docker"]}'
+    deps, llm = make_deps(tmp_path, {"create_plan": plan})
+    result = await Assistant(deps).ask("Explain JWT and also CORS, and Docker networking")
+    assert llm.tasks() == ["create_plan"]
+    assert result.plan_case == "too_many"
+    assert "- Docker" in result.answer
+
+
+async def test_invalid_plan_json_falls_back_to_single_topic(tmp_path: Path) -> None:
+    deps, llm = make_deps(tmp_path, base_script(create_plan="I think it's two questions!"))
+    result = await Assistant(deps).ask("What is JWT and how does OAuth use it?")
+    assert result.plan_case == "single_topic"
+    errors = [s for s in result.steps if s["node"] == "create_plan" and s["kind"] == "error"]
+    assert errors and "fell back" in str(errors[0]["message"])
+    assert result.answer == ANSWER
+
+
+async def test_cache_hit_skips_search_and_generation(tmp_path: Path) -> None:
+    source = FakeSource()
+    deps, llm = make_deps(tmp_path, base_script(), [source])
+    assistant = Assistant(deps)
+    first = await assistant.ask("How do I read a file line by line in Python?")
+    assert deps.cache.lookup("how to read a file line by line in python") is not None
+
+    second = await assistant.ask("how do i read a file line-by-line in python")
+    assert second.answer == first.answer
+    assert second.sources == first.sources
+    assert "return_cached_answer" in nodes_of(second.steps)
+    assert llm.tasks().count("generate_answer") == 1
+    assert llm.tasks().count("classify_intent") == 1
+    assert len(source.queries) == 1
+
+
+async def test_uncacheable_question_is_not_stored(tmp_path: Path) -> None:
+    analyze = ('{"question_type": "new_topic", "should_cache": false, '
+               '"canonical_question": "why does my build fail"}')
+    deps, llm = make_deps(tmp_path, base_script(analyze_question=analyze))
+    await Assistant(deps).ask("Why does my build fail?")
+    assert deps.cache.stats().entries == 0
+
+
+async def test_refines_once_when_results_are_weak(tmp_path: Path) -> None:
+    source = FakeSource(results=[doc(1, score=0.1)])
+    refine = '{"query": "python open file readline"}'
+    deps, llm = make_deps(tmp_path, base_script(refine_search=refine), [source])
+    result = await Assistant(deps).ask("How do I read a file line by line in Python?")
+
+    assert llm.tasks().count("refine_search") == 1
+    assert source.queries == [
+        "How do I read a file line by line in Python?", "python open file readline"
+    ]
+    # Intent is kept across the refinement loop: classified once.
+    assert llm.tasks().count("classify_intent") == 1
+    evaluations = [s["message"] for s in result.steps if s["node"] == "evaluate_results"]
+    assert evaluations[0].startswith("refine:")
+    assert "already refined once" in evaluations[1]
+    # Only one source came back, so the answer's [2] had nothing to point at.
+    assert result.answer == ANSWER.replace(" [2]", "")
+
+
+async def test_korean_refinement_translates_with_canonical_question(tmp_path: Path) -> None:
+    source = FakeSource(results=[])
+    analyze = ('{"question_type": "new_topic", "should_cache": true, '
+               '"canonical_question": "how to read a file line by line in python"}')
+    deps, llm = make_deps(tmp_path, base_script(analyze_question=analyze), [source])
+    result = await Assistant(deps).ask("파이썬에서 파일을 한 줄씩 읽으려면?")
+    assert source.queries[1] == "how to read a file line by line in python"
+    assert "refine_search" not in llm.tasks()  # the canonical question is reused
+    refine = [s["message"] for s in result.steps if s["node"] == "refine_search"]
+    assert refine and refine[0].startswith("TRANSLATE")
+
+
+async def test_failing_source_is_reported_and_answer_still_comes(tmp_path: Path) -> None:
+    broken = FakeSource(error=SourceError("index is corrupted"))
+    deps, llm = make_deps(
+        tmp_path, base_script(refine_search='{"query": "read file lines"}'), [broken]
+    )
+    result = await Assistant(deps).ask("How do I read a file line by line in Python?")
+    errors = [s["message"] for s in result.steps if s["kind"] == "error"]
+    assert sum("index is corrupted" in str(m) for m in errors) == 2  # first try and refined
+    # No sources: the answer keeps its text but loses citations that point nowhere.
+    assert result.answer == "Use `open()` and iterate over the file object. Each line keeps its newline."
+    assert result.sources == []
+
+
+async def test_slow_source_times_out(tmp_path: Path) -> None:
+    slow = FakeSource(delay=5.0)
+    deps, _ = make_deps(tmp_path, base_script(), [slow])
+    deps.source_timeout = 0.1
+    result = await Assistant(deps).ask("How do I read a file line by line in Python?")
+    assert any("timed out" in str(s["message"]) for s in result.steps)
+
+
+async def test_model_failure_in_generation_returns_sources(tmp_path: Path) -> None:
+    def boom(messages: list[object]) -> str:
+        raise RuntimeError("model crashed")
+
+    deps, _ = make_deps(tmp_path, base_script(generate_answer=boom))
+    result = await Assistant(deps).ask("How do I read a file line by line in Python?")
+    assert "could not write an answer" in result.answer
+    assert "[1] doc 1" in result.answer
+    assert deps.cache.stats().entries == 0
+
+
+async def test_clarification_uses_history_without_cache_or_search(tmp_path: Path) -> None:
+    source = FakeSource()
+    analyze = [
+        ANALYZE_NEW,
+        '{"question_type": "clarification", "should_cache": false, '
+        '"canonical_question": "show example code"}',
+    ]
+    deps, llm = make_deps(
+        tmp_path,
+        base_script(analyze_question=analyze,
+                    generate_with_history="```python\nwith open(p) as f:\n    ...\n```"),
+        [source],
+    )
+    assistant = Assistant(deps, checkpointer=InMemorySaver())
+    await assistant.ask("How do I read a file line by line in Python?", "t1")
+    follow = await assistant.ask("그럼 예제 코드도 보여줘", "t1")
+
+    assert follow.question_type == "clarification"
+    assert "with open(p)" in follow.answer
+    assert len(source.queries) == 1  # no second search
+    nodes = nodes_of(follow.steps)
+    assert "check_cache" not in nodes and "search_official_docs" not in nodes
+    history_call = [m for task, m in llm.calls if task == "generate_with_history"][0]
+    assert ANSWER in str(history_call[-1].content)
+    # The follow-up keeps citing the sources of the answer it builds on.
+    assert [s["url"] for s in follow.sources] == [d["url"] for d in docs(3)]
+
+
+async def test_clarification_without_history_becomes_new_topic(tmp_path: Path) -> None:
+    analyze = ('{"question_type": "clarification", "should_cache": false, '
+               '"canonical_question": "show example"}')
+    deps, llm = make_deps(tmp_path, base_script(analyze_question=analyze))
+    result = await Assistant(deps).ask("Show me an example")
+    assert result.question_type == "new_topic"
+    assert "generate_with_history" not in llm.tasks()
+
+
+async def test_multi_answers_and_steps_reset_between_turns(tmp_path: Path) -> None:
+    plan = json.dumps({"case": "multiple_questions", "questions": ["What is JWT?", "What is CORS?"]})
+    deps, llm = make_deps(tmp_path, base_script(create_plan=plan))
+    assistant = Assistant(deps, checkpointer=InMemorySaver())
+    await assistant.ask("What is JWT? What is CORS?", "thread")
+    state = await assistant.graph.aget_state({"configurable": {"thread_id": "thread"}})
+    assert len(state.values["multi_answers"]) == 2
+
+    second = await assistant.ask("How do I read a file line by line in Python?", "thread")
+    state = await assistant.graph.aget_state({"configurable": {"thread_id": "thread"}})
+    assert state.values["multi_answers"] == []
+    assert second.plan_case == "single_topic"
+    assert "## 1." not in second.answer
+    assert not any(s["node"].startswith("Q") for s in second.steps)
+    assert nodes_of(second.steps)[0] == "create_plan"
+    # The thread keeps the whole conversation: two questions, two answers.
+    assert len(state.values["messages"]) == 4
+
+
+@pytest.mark.parametrize("bad", ["", "   \n", "a" * 9000, "hello\x00world"])
+async def test_bad_questions_are_rejected_clearly(tmp_path: Path, bad: str) -> None:
+    deps, llm = make_deps(tmp_path, {})
+    with pytest.raises(InvalidQuestionError):
+        await Assistant(deps).ask(bad)
+    assert llm.tasks() == []
+
+
+async def test_stream_emits_steps_then_tokens_then_result(tmp_path: Path) -> None:
+    deps, _ = make_deps(tmp_path, base_script())
+    events = [e async for e in Assistant(deps).stream("How do I read a file?")]
+    kinds = [e.kind for e in events]
+    assert kinds[-1] == "result"
+    assert kinds.index("step") < kinds.index("token")
+    tokens = "".join(e.text for e in events if e.kind == "token")
+    assert tokens.strip() == ANSWER
+    assert events[-1].result is not None and events[-1].result.answer == ANSWER

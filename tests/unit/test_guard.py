@@ -1,0 +1,79 @@
+"""The deterministic too-many guard and the single-question fast path."""
+
+from __future__ import annotations
+
+import pytest
+
+from codeweaver.agent.guard import guard, question_candidates
+from codeweaver.agent.language import answer_language, detect_language
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "JWT? CORS? Docker?",
+        "JWT가 뭐야？ CORS는？ 도커는？",
+        "1. What is JWT\n2. How do I fix CORS\n3. What is Docker",
+        "- how do I set up pytest\n- how do I mock httpx\n- how do I measure coverage",
+        "What is a mutex; what is a semaphore; when should I use each",
+    ],
+)
+def test_three_or_more_questions_are_too_many(message: str) -> None:
+    assert guard(message).case == "too_many"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "How do I read a file line by line in Python?",
+        "파이썬에서 파일을 한 줄씩 읽으려면 어떻게 해?",
+        "Why does this raise KeyError?\n```python\nd = {}\nd['a']?\nx?\ny?\n```",
+        "My test fails with `assert x?` and `y?` and `z?` in the output, why?",
+        "I use Flask.\nHow do I add CORS?",
+    ],
+)
+def test_obvious_single_question_needs_no_model(message: str) -> None:
+    decision = guard(message)
+    assert decision.case == "single_topic", decision
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "JWT가 뭐야? CORS 에러는 어떻게 해결해?",
+        "What is JWT and how does OAuth use it?",
+        "How do I add CORS?\nAlso, how do I deploy Flask?",
+    ],
+)
+def test_ambiguous_messages_go_to_the_model(message: str) -> None:
+    assert guard(message).case is None
+
+
+def test_candidates_of_two_questions() -> None:
+    assert question_candidates("JWT가 뭐야? CORS 에러는 어떻게 해결해?") == [
+        "JWT가 뭐야?",
+        "CORS 에러는 어떻게 해결해?",
+    ]
+
+
+def test_context_lines_are_not_questions() -> None:
+    message = "I am on Ubuntu 22.04.\nI installed Python 3.11.\nI use venv.\nWhy is pip missing?"
+    assert guard(message).case != "too_many"
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("How do I read a file?", "en"),
+        ("JWT가 뭐야?", "ko"),
+        ("Python에서 asyncio.gather 쓰는 법", "ko"),
+        ("Pythonでファイルを読む方法", "ja"),
+    ],
+)
+def test_language_detection(text: str, lang: str) -> None:
+    assert detect_language(text) == lang
+
+
+def test_response_language_override() -> None:
+    assert answer_language("JWT가 뭐야?", "en") == "en"
+    assert answer_language("JWT가 뭐야?", None) == "ko"
