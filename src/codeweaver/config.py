@@ -63,6 +63,11 @@ class Settings(BaseSettings):
         le=50,
         validation_alias=AliasChoices("results_per_source", "CODEWEAVER_RESULTS_PER_SOURCE"),
     )
+    enabled_sources: str = Field(
+        default="all",
+        validation_alias=AliasChoices("enabled_sources", "CODEWEAVER_SOURCES"),
+        description="Comma-separated source names to use, `all`, or `none`.",
+    )
     cache_enabled: bool = Field(
         default=True, validation_alias=AliasChoices("cache_enabled", "CODEWEAVER_CACHE")
     )
@@ -118,6 +123,12 @@ class Settings(BaseSettings):
     @classmethod
     def _normalise_language(cls, value: str | None) -> str | None:
         return value.strip().lower() or None if value else None
+
+    def source_enabled(self, name: str) -> bool:
+        chosen = {part.strip().lower() for part in self.enabled_sources.split(",") if part.strip()}
+        if not chosen or "none" in chosen:
+            return False
+        return "all" in chosen or name.lower() in chosen
 
     @property
     def checkpoint_path(self) -> Path:

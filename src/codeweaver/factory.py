@@ -24,7 +24,12 @@ from codeweaver.sources.base import (
 
 
 def build_sources(settings: Settings) -> dict[str, Source]:
-    return {name: create_source(name, settings) for name in source_names()}
+    """Every registered source the settings enable, by name."""
+    return {
+        name: create_source(name, settings)
+        for name in source_names()
+        if settings.source_enabled(name)
+    }
 
 
 def build_cache(settings: Settings) -> AnswerCache:

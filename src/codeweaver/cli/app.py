@@ -181,6 +181,17 @@ async def _chat(deps: Deps, thread: str, console: Console) -> None:
 
 
 @app.command()
+def setup(model: ModelOpt = None) -> None:
+    """Assemble the local model and build the installed-docs index now, with progress."""
+    try:
+        settings = _settings(model=model)
+        _prepare(settings, interactive=True)
+    except _known_errors() as exc:
+        _fail(str(exc))
+    _console().print(f"ready: {settings.model}")
+
+
+@app.command()
 def doctor(as_json: JsonOpt = False, model: ModelOpt = None) -> None:
     """Show the model, its weights, each source, the stores and which keys are set."""
     from codeweaver.cli.doctor import collect_report, render_report

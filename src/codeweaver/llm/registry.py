@@ -139,3 +139,12 @@ def _google(name: str, settings: Settings, progress: ProgressCallback | None) ->
 def _ollama(name: str, settings: Settings, progress: ProgressCallback | None) -> BaseChatModel:
     cls = _integration("langchain_ollama", "ChatOllama", "ollama")
     return cls(model=name, temperature=settings.temperature)  # type: ignore[call-arg]
+
+
+@register_provider("scripted")
+def _scripted(name: str, settings: Settings, progress: ProgressCallback | None) -> BaseChatModel:
+    from codeweaver.llm.scripted import echo_model
+
+    if name != "echo":
+        raise ModelConfigError("the scripted provider has one model: `scripted:echo`")
+    return echo_model()

@@ -8,6 +8,7 @@ function of the messages. Calls are recorded so tests can assert which tasks ran
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -17,6 +18,8 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, PrivateAttr
+
+from codeweaver.llm.structured import message_text
 
 Reply = str | Sequence[str] | Callable[[list[BaseMessage]], str]
 
@@ -86,10 +89,42 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        text = self._reply(messages)
-        for piece in text.split(" "):
-            token = piece + " "
+        pieces = self._reply(messages).split(" ")
+        for index, piece in enumerate(pieces):
+            token = piece if index == len(pieces) - 1 else piece + " "
             chunk = ChatGenerationChunk(message=AIMessageChunk(content=token))
             if run_manager:
                 run_manager.on_llm_new_token(token, chunk=chunk)
             yield chunk
+
+
+def _last_message_text(messages: list[BaseMessage]) -> str:
+    text = message_text(messages[-1]) if messages else ""
+    start, end = text.rfind("<message>"), text.rfind("</message>")
+    return text[start + len("<message>") : end].strip() if 0 <= start < end else text
+
+
+def echo_model() -> ScriptedChatModel:
+    """`scripted:echo`: a fast, deterministic model for demos, UI tests and benchmarks."""
+
+    def analyze(messages: list[BaseMessage]) -> str:
+        question = _last_message_text(messages)
+        return json.dumps({"question_type": "new_topic", "should_cache": True,
+                           "canonical_question": question})
+
+    def answer(messages: list[BaseMessage]) -> str:
+        question = _last_message_text(messages)
+        everything = "\n".join(message_text(m) for m in messages)
+        cites = " [1]" if '<source n="1"' in everything else ""
+        return f"Scripted answer to: {question}{cites}"
+
+    return ScriptedChatModel(
+        script={
+            "create_plan": '{"case": "single_topic", "questions": []}',
+            "analyze_question": analyze,
+            "classify_intent": '{"intent": "learning"}',
+            "refine_search": '{"query": "python"}',
+            "generate_answer": answer,
+            "generate_with_history": answer,
+        }
+    )

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
+from langchain_core.language_models import BaseChatModel
 from langgraph.types import Send
 from pydantic import BaseModel
 
@@ -14,7 +15,7 @@ from codeweaver.agent import prompts
 from codeweaver.agent.deps import SEARCH_NODES, Deps, label_steps, step
 from codeweaver.agent.language import is_english
 from codeweaver.agent.state import GraphState, RefineStrategy, SearchResult, SearchTask, reset
-from codeweaver.llm.structured import ainvoke_structured
+from codeweaver.llm.structured import Structured, ainvoke_structured
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +32,13 @@ class RefineOut(BaseModel):
     query: str
 
 
+async def predict_intent(llm: BaseChatModel, question: str) -> Structured[IntentOut]:
+    """The intent of one question; `learning` when the model's reply is unusable."""
+    return await ainvoke_structured(
+        llm, prompts.intent_messages(question), IntentOut, IntentOut(intent="learning")
+    )
+
+
 async def classify_intent(state: GraphState, deps: Deps) -> dict[str, Any]:
     query = state.get("search_query") or state.get("question", "")
     if state.get("refinement_count", 0) and state.get("intent"):
@@ -41,12 +49,7 @@ async def classify_intent(state: GraphState, deps: Deps) -> dict[str, Any]:
                 step("classify_intent", "think", f"{state['intent']} (kept); query: {query}")
             ],
         }
-    result = await ainvoke_structured(
-        deps.llm,
-        prompts.intent_messages(state.get("question", "")),
-        IntentOut,
-        IntentOut(intent="learning"),
-    )
+    result = await predict_intent(deps.llm, state.get("question", ""))
     steps = [step("classify_intent", "think", result.value.intent)]
     if result.fallback_reason:
         steps.append(step("classify_intent", "error", f"fell back: {result.fallback_reason}"))

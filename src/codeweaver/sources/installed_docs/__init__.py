@@ -22,8 +22,9 @@ from codeweaver.sources.installed_docs.indexer import (
     IndexLoadError,
     build_index,
     compute_fingerprint,
+    normalise_score,
 )
-from codeweaver.sources.installed_docs.source import InstalledDocsSource, normalise_score
+from codeweaver.sources.installed_docs.source import InstalledDocsSource
 
 if TYPE_CHECKING:
     from codeweaver.config import Settings

@@ -109,17 +109,32 @@ class _Group:
     star: dict[str, list[str]] = field(default_factory=dict)
 
     def add_edge(self, src: str, name: str, dst: str, dst_name: str) -> None:
-        """`dst` re-exports `src.name` as `dst_name` (`*` for a star import)."""
-        if not is_public(dst) or (dst_name != "*" and dst_name.startswith("_")):
+        """`dst` re-exports `src.name` as `dst_name` (`*` for a star import).
+
+        Only re-exports that publish an implementation are followed: from a submodule into
+        its package (`requests` <- `requests.api`), from a private module of the same family
+        (`io` <- `_io`, `pytest` <- `_pytest.x`, `numpy` <- `numpy._core.x`), or a star
+        import of a C module (`os` <- `posix`). Ordinary imports (`from itertools import
+        chain` in some module) are not aliases. `dst` may be private: chains are followed.
+        """
+        if src == "builtins" or (dst_name != "*" and dst_name.startswith("_")):
             return
-        if src == "builtins" or (
-            is_public(src) and not src.startswith(dst + ".") and src not in self.c_modules
+        if not (
+            src.startswith(dst + ".")
+            or (not is_public(src) and _same_family(src, dst))
+            or (name == "*" and src in self.c_modules)
         ):
-            return  # a plain import of another public module: not a re-export worth following
+            return
         if name == "*":
             self.star.setdefault(src, []).append(dst)
         else:
             self.named.setdefault((src, name), []).append((dst, dst_name))
+
+
+def _same_family(src: str, dst: str) -> bool:
+    """`_io`/`io`, `_pytest.python`/`pytest`, `_collections_abc`/`collections.abc`..."""
+    a, b = src.split(".")[0].strip("_"), dst.split(".")[0].strip("_")
+    return bool(a and b) and (a.startswith(b) or b.startswith(a))
 
 
 def is_public(module: str) -> bool:
@@ -291,20 +306,42 @@ def _c_modules() -> list[str]:
 # --------------------------------------------------------------------------- ast parsing
 
 
-def _walk_body(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Statements of a body, descending into `if`/`try` blocks (conditional definitions)."""
+def _walk_body(body: list[ast.stmt], typing_only: bool = False) -> Iterator[tuple[ast.stmt, bool]]:
+    """(statement, inside `if TYPE_CHECKING:`) for a body, descending into `if`/`try` blocks."""
     for node in body:
         if isinstance(node, ast.If):
-            yield from _walk_body(node.body)
-            yield from _walk_body(node.orelse)
+            checking = "TYPE_CHECKING" in ast.unparse(node.test)
+            yield from _walk_body(node.body, typing_only or checking)
+            yield from _walk_body(node.orelse, typing_only)
         elif isinstance(node, ast.Try | ast.TryStar):
-            yield from _walk_body(node.body)
+            yield from _walk_body(node.body, typing_only)
             for handler in node.handlers:
-                yield from _walk_body(handler.body)
-            yield from _walk_body(node.orelse)
-            yield from _walk_body(node.finalbody)
+                yield from _walk_body(handler.body, typing_only)
+            yield from _walk_body(node.orelse, typing_only)
+            yield from _walk_body(node.finalbody, typing_only)
         else:
-            yield node
+            yield node, typing_only
+
+
+def _literal_all(tree: ast.Module) -> frozenset[str]:
+    """The names of a literal `__all__ = [...]` (empty if absent or computed)."""
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign | ast.AnnAssign)
+            and isinstance(
+                target := (node.targets[0] if isinstance(node, ast.Assign) else node.target),
+                ast.Name,
+            )
+            and target.id == "__all__"
+            and node.value is not None
+        ):
+            try:
+                value = ast.literal_eval(node.value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                return frozenset()
+            if isinstance(value, list | tuple):
+                return frozenset(v for v in value if isinstance(v, str))
+    return frozenset()
 
 
 def _decorator_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
@@ -341,27 +378,68 @@ class _ModuleParser:
         self.group, self.module, self.is_package = group, module, is_package
         self.path, self.max_doc = str(path), max_doc
         self.module_aliases: dict[str, str] = {}
+        self.instances: dict[str, str] = {}  # `_inst = Random()` -> {"_inst": "Random"}
+        self.pending: list[tuple[str, str]] = []  # (new name, qualname it refers to)
+        self.defs: dict[str, _Def] = {}
 
     def parse(self, tree: ast.Module) -> None:
         if is_public(self.module):
             self._add("", "module", "", ast.get_docstring(tree))
         if self.module in _MODULE_ALIASES:
             self.group.star.setdefault(self.module, []).append(_MODULE_ALIASES[self.module])
-        for node in _walk_body(tree.body):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    if alias.asname:
-                        self.module_aliases[alias.asname] = alias.name
-                    else:
-                        self.module_aliases[alias.name.split(".")[0]] = alias.name.split(".")[0]
-            elif isinstance(node, ast.ImportFrom):
+        exported = _literal_all(tree)
+        for node, typing_only in _walk_body(tree.body):
+            if isinstance(node, ast.ImportFrom):
+                # Lazy packages (pydantic, langchain) import under TYPE_CHECKING what their
+                # `__getattr__` serves: trust those imports only for names listed in `__all__`.
                 source = self._resolve(node)
                 for alias in node.names if source else []:
-                    self.group.add_edge(source, alias.name, self.module, alias.asname or alias.name)
+                    name = alias.asname or alias.name
+                    if not typing_only or name in exported or (name == "*" and exported):
+                        self.group.add_edge(source, alias.name, self.module, name)
+            elif typing_only:
+                continue
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    top = alias.name.split(".")[0]
+                    self.module_aliases[alias.asname or top] = alias.name if alias.asname else top
             elif isinstance(node, ast.ClassDef):
                 self._class(node, "")
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 self._function(node, "", in_class=False)
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target = node.targets[0]
+                if isinstance(target, ast.Name):
+                    self._assignment(target.id, node.value)
+        for name, qualname in self.pending:
+            self._copy(qualname, name)
+
+    def _assignment(self, name: str, value: ast.expr) -> None:
+        """`fromstring = XML`, `choice = _inst.choice`, `get_ident = _thread.get_ident`."""
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name):
+            self.instances[name] = value.func.id
+        elif name.startswith("_"):
+            return
+        elif isinstance(value, ast.Name):
+            self.pending.append((name, value.id))
+        elif isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name):
+            owner = value.value.id
+            if owner in self.instances:
+                self.pending.append((name, f"{self.instances[owner]}.{value.attr}"))
+            elif owner in self.module_aliases:
+                self.group.add_edge(self.module_aliases[owner], value.attr, self.module, name)
+
+    def _copy(self, qualname: str, name: str) -> None:
+        original = self.defs.get(qualname)
+        if original is None or name in self.defs:
+            return
+        leaf = qualname.rpartition(".")[2]
+        signature = original.signature
+        if signature.startswith(leaf + "("):
+            signature = name + signature[len(leaf) :]
+        kind = "function" if original.kind == "method" else original.kind
+        self.defs[name] = _Def(self.module, name, kind, signature, original.doc, self.path)
+        self.group.defs.append(self.defs[name])
 
     def _resolve(self, node: ast.ImportFrom) -> str:
         if not node.level:
@@ -377,7 +455,9 @@ class _ModuleParser:
     def _add(self, qualname: str, kind: str, signature: str, doc: str | None) -> None:
         if doc and doc.strip():
             text = normalise_doc(doc)[: self.max_doc]
-            self.group.defs.append(_Def(self.module, qualname, kind, signature, text, self.path))
+            definition = _Def(self.module, qualname, kind, signature, text, self.path)
+            self.defs.setdefault(qualname, definition)
+            self.group.defs.append(definition)
 
     def _class(self, node: ast.ClassDef, prefix: str) -> None:
         if node.name.startswith("_"):
@@ -387,7 +467,7 @@ class _ModuleParser:
             for base in node.bases:
                 if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
                     source = self.module_aliases.get(base.value.id, "")
-                    if source and (not is_public(source) or source in self.group.c_modules):
+                    if source and not is_public(source):
                         self.group.add_edge(source, base.attr, self.module, node.name)
         init = next(
             (
@@ -404,7 +484,7 @@ class _ModuleParser:
             signature = f"class {node.name}({bases})" if bases else f"class {node.name}"
         doc = ast.get_docstring(node) or (ast.get_docstring(init) if init else None)
         self._add(qualname, "class", signature, doc)
-        for child in _walk_body(node.body):
+        for child, _ in _walk_body(node.body):
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 self._function(child, qualname + ".", in_class=True)
             elif isinstance(child, ast.ClassDef):

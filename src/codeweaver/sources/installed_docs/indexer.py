@@ -23,8 +23,11 @@ Tokenisation (same for documents and queries, kept deliberately simple):
 
 from __future__ import annotations
 
+import itertools
 import json
+import keyword
 import logging
+import math
 import os
 import re
 import shutil
@@ -54,24 +57,49 @@ logger = logging.getLogger(__name__)
 
 FORMAT_VERSION = 1
 NAME_BOOST = 3
+BM25_K1 = 1.0
+BM25_B = 0.4
+SCORE_HALF_POINT = 0.6
 MANIFEST = "manifest.json"
 ENTRIES = "entries.jsonl"
 BM25_DIR = "bm25"
 
-STOPWORDS = frozenset(STOPWORDS_EN_PLUS) | {
+STOPWORDS = frozenset(STOPWORDS_EN_PLUS) - {"re"} | {
     "python", "please", "would", "could", "also", "like", "want", "need", "way", "e.g", "i.e",
 }  # fmt: skip
+#: Python keywords: `@for` tokens tie "for loop" to the `for` language topic.
+_KEYWORDS = frozenset(keyword.kwlist)
+_KEYWORD_NOUNS = frozenset({"loop", "statement", "keyword", "clause", "block", "expression"})
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*|[0-9]{2,}")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_PREFIXES = (
-    "read", "write", "get", "set", "is", "has", "iter", "load", "dump", "make", "open", "close",
-    "split", "join", "find", "start", "end", "add", "remove", "new", "list", "copy", "parse",
-    "send", "recv", "file", "path", "base", "dir", "to", "from",
+#: Words that glued API names are made of: `readline` = read+line, `listdir` = list+dir.
+_GLUE_PARTS = frozenset(
+    {"read", "write", "get", "set", "is", "has", "iter", "load", "dump", "make", "open", "close",
+     "split", "join", "find", "start", "starts", "end", "ends", "add", "remove", "new", "list",
+     "copy", "parse", "send", "recv", "file", "files", "path", "base", "dir", "dirs", "to",
+     "from", "line", "lines", "name", "names", "with", "attr", "items", "item", "size", "keys",
+     "key", "values", "value", "all", "time", "append", "extend", "pop", "left", "right",
+     "insert", "sort", "count", "index", "exists", "link", "user", "home", "temp", "abs",
+     "real", "norm", "case", "upper", "lower", "strip", "str", "int", "bytes", "walk", "dict",
+     "cwd", "instance", "subclass", "expand", "ext", "iso", "format", "update", "default",
+     "group", "match", "full", "char", "mode", "type", "object", "data", "text"}
 )  # fmt: skip
-_SUFFIXES = (
-    "lines", "line", "files", "file", "dirs", "dir", "name", "names", "path", "with", "attr",
-    "items", "item", "size", "keys", "values", "all", "time",
-)  # fmt: skip
+#: Query words that also stand for a common API abbreviation.
+_QUERY_SYNONYMS = {
+    "directory": ("dir",), "directories": ("dir",), "folder": ("dir", "directory"),
+    "folders": ("dir", "directory"), "string": ("str",), "strings": ("str",),
+    "integer": ("int",), "integers": ("int",), "dictionary": ("dict",),
+    "dictionaries": ("dict",), "regex": ("re",), "regular": ("re",), "length": ("len",),
+    "boolean": ("bool",), "arguments": ("args",), "temporary": ("temp", "tmp"),
+}  # fmt: skip
+
+
+def _unglue(word: str) -> list[str]:
+    """Split a lowercased glued name in two when both halves are `_GLUE_PARTS` words."""
+    for cut in range(2, len(word) - 1):
+        if word[:cut] in _GLUE_PARTS and word[cut:] in _GLUE_PARTS:
+            return [word[:cut], word[cut:]]
+    return []
 
 
 class IndexLoadError(RuntimeError):
@@ -111,14 +139,7 @@ def _pieces(word: str) -> list[str]:
         for piece in _CAMEL.findall(part):
             low = piece.lower()
             pieces.append(low)
-            for prefix in _PREFIXES:
-                if low.startswith(prefix) and len(low) - len(prefix) >= 3:
-                    pieces += [prefix, low[len(prefix) :]]
-                    break
-            for suffix in _SUFFIXES:
-                if low.endswith(suffix) and len(low) - len(suffix) >= 2:
-                    pieces += [low[: -len(suffix)], suffix]
-                    break
+            pieces += _unglue(low)
     return pieces
 
 
@@ -140,24 +161,72 @@ def tokenize(text: str, *, keep_unstemmed: bool = False) -> list[str]:
 
 
 def query_tokens(query: str) -> list[str]:
-    """Unique query tokens, in order (stemmed and unstemmed forms)."""
-    return list(dict.fromkeys(tokenize(query, keep_unstemmed=True)))
+    """Unique query tokens, in order: stemmed and unstemmed forms, dotted pairs of adjacent
+    words (`json loads` -> `json.loads`, matching qualified names), and `@for`-style tokens
+    for Python keywords used as such (`for loop`, `with statement`, `yield keyword`)."""
+    words = [w.lower() for w in _WORD.findall(query)]
+    tokens = tokenize(query, keep_unstemmed=True)
+    tokens += [syn for word in words for syn in _QUERY_SYNONYMS.get(word, ())]
+    for first, second in itertools.pairwise(words):
+        if first in _KEYWORDS and stem(second) in _KEYWORD_NOUNS:
+            tokens.append("@" + first)
+        elif second in _KEYWORDS and first == "keyword":
+            tokens.append("@" + second)
+        elif first not in STOPWORDS and second not in STOPWORDS:
+            tokens.append(f"{first}.{second}")
+    if len(words) == 1 and words[0] in _KEYWORDS:
+        tokens.append("@" + words[0])
+    return list(dict.fromkeys(tokens))
+
+
+def _name_tokens(name: str) -> list[str]:
+    """`io.IOBase.readline` -> its words plus `io.iobase.readline` and `iobase.readline`."""
+    parts = name.lower().split(".")
+    return [".".join(parts[i:]) for i in range(len(parts) - 1)] + tokenize(
+        name, keep_unstemmed=True
+    )
 
 
 def entry_tokens(entry: DocEntry) -> list[str]:
     """Document tokens: boosted names + signature + docstring."""
-    container, _, leaf = entry.name.rpartition(".")
-    tokens = tokenize(leaf, keep_unstemmed=True) * NAME_BOOST
-    tokens.append(entry.name.lower())
-    tokens += tokenize(container, keep_unstemmed=True)
+    if entry.kind == "topic":
+        label = entry.name.replace("-", " ")
+        tokens = tokenize(label, keep_unstemmed=True) * NAME_BOOST
+        if entry.name in _KEYWORDS:
+            tokens += ["@" + entry.name] * NAME_BOOST
+    else:
+        leaf = entry.name.rpartition(".")[2]
+        tokens = tokenize(leaf, keep_unstemmed=True) * NAME_BOOST + _name_tokens(entry.name)
     for alias in entry.aliases:
-        tokens.append(alias.lower())
-        tokens += tokenize(alias, keep_unstemmed=True)
+        tokens += _name_tokens(alias)
     if entry.package != "python":
-        tokens += tokenize(entry.package)
+        tokens.append(entry.package)
     tokens += tokenize(entry.signature)
     tokens += tokenize(entry.doc)
     return tokens
+
+
+#: Deprecated (PEP 594, distutils, lib2to3...) stdlib modules: their scores are halved.
+_DEPRECATED = frozenset(
+    {"aifc", "asynchat", "asyncore", "audioop", "cgi", "cgitb", "chunk", "crypt", "distutils",
+     "imghdr", "imp", "lib2to3", "mailcap", "msilib", "nis", "nntplib", "ossaudiodev", "pipes",
+     "smtpd", "sndhdr", "spwd", "sre_compile", "sre_constants", "sre_parse", "sunau",
+     "telnetlib", "uu", "xdrlib", "tkinter.tix"}
+)  # fmt: skip
+DEPRECATED_WEIGHT = 0.5
+BUILTINS_WEIGHT = 1.3
+
+
+def entry_weight(entry: DocEntry) -> float:
+    """Prior multiplied into the BM25 score: deprecated stdlib modules down, builtins up."""
+    if entry.package != "python" or not entry.module:
+        return 1.0
+    if entry.module == "builtins":
+        return BUILTINS_WEIGHT
+    parts = entry.module.split(".")
+    if parts[0] in _DEPRECATED or ".".join(parts[:2]) in _DEPRECATED:
+        return DEPRECATED_WEIGHT
+    return 1.0
 
 
 # --------------------------------------------------------------------------- fingerprint
@@ -185,17 +254,54 @@ class LoadedIndex:
         self.retriever = retriever
         self.entries = entries
         self._vocab: dict[str, int] = retriever.vocab_dict
+        self._weights = np.array([entry_weight(e) for e in entries], dtype=np.float32)
 
-    def query(self, text: str, limit: int) -> list[tuple[DocEntry, float, int]]:
-        """Up to `limit` (entry, raw BM25 score, matched query tokens), best first."""
+    def query(self, text: str, limit: int) -> list[tuple[DocEntry, float, float]]:
+        """Up to `limit` (entry, raw BM25 score, score in [0, 1)), best first."""
         tokens = [t for t in query_tokens(text) if t in self._vocab]
         if not tokens or limit <= 0 or not self.entries:
             return []
-        scores = np.asarray(self.retriever.get_scores(tokens), dtype=np.float64)
+        scores = np.asarray(
+            self.retriever.get_scores(tokens, weight_mask=self._weights), dtype=np.float64
+        )
         k = min(limit, len(scores))
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
-        return [(self.entries[i], float(scores[i]), len(tokens)) for i in top if scores[i] > 0]
+        plain = set(tokenize(text))
+        core = [t for t in tokens if t in plain or t.startswith("@")]
+        half = SCORE_HALF_POINT * (self._idf_sum(core) or self._idf_sum(tokens))
+        return [
+            (self.entries[i], float(scores[i]), normalise_score(float(scores[i]), half))
+            for i in top
+            if scores[i] > 0
+        ]
+
+    def _idf_sum(self, tokens: Iterable[str]) -> float:
+        """Sum of the (Lucene, as bm25s computes it) idf of the tokens found in the index."""
+        indptr = self.retriever.scores["indptr"]
+        n_docs = len(self.entries)
+        total = 0.0
+        for token in tokens:
+            token_id = self._vocab.get(token)
+            if token_id is None or token_id + 1 >= len(indptr):
+                continue
+            df = int(indptr[token_id + 1] - indptr[token_id])
+            total += math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
+        return total
+
+
+def normalise_score(raw: float, half_point: float) -> float:
+    """`raw / (raw + half_point)`: monotone in the BM25 score, in [0, 1), 0.5 at `half_point`.
+
+    `half_point` is `SCORE_HALF_POINT` (0.6) times the summed idf of the query's words (plain
+    stemmed words and `@for`-style keyword tokens, not the expansions). Matching every query
+    word once in a text of average length scores about that idf sum (-> ~0.62); matching them
+    in the (boosted) name or repeatedly goes higher; a document matching words worth less than
+    60 % of the query's idf mass stays below 0.5.
+    """
+    if raw <= 0:
+        return 0.0
+    return raw / (raw + max(half_point, 1e-9))
 
 
 def build_index(
@@ -216,7 +322,7 @@ def build_index(
         if progress is not None and (done % step == 0 or done == len(entries)):
             progress("Tokenising documents", done, len(entries))
     _report(progress, "Building the BM25 index", 0)
-    retriever = bm25s.BM25(k1=1.2, b=0.75)
+    retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B)
     retriever.index(corpus, show_progress=False)
     _report(progress, "Building the BM25 index", 1)
     _report(progress, "Saving the index", 0)

@@ -1,11 +1,7 @@
 """`InstalledDocsSource`: keyword search over the docs of the installed Python, offline.
 
-Scores: BM25 is unbounded, so results carry `s / (s + SCORE_HALF_POINT * n)` where `s` is the
-raw BM25 score and `n` the number of distinct query tokens found in the index (capped at
-`SCORE_TOKEN_CAP`). It is monotone in `s`, lies in [0, 1), and reaches 0.5 when a document
-scores `SCORE_HALF_POINT` per query token. On this corpus a document that matches most of the
-query terms, in its name or repeatedly in its text, lands above 0.5, and one sharing a single
-common word stays well below it.
+Result scores come from `indexer.normalise_score`: `s / (s + k)` with `s` the raw BM25 score
+and `k` the summed idf of the query's words (see there).
 """
 
 from __future__ import annotations
@@ -24,22 +20,12 @@ from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.sources.base import SourceError, SourceStatus
 from codeweaver.sources.installed_docs import indexer
 from codeweaver.sources.installed_docs.collect import CollectorOptions, DocEntry, ProgressCallback
-from codeweaver.sources.installed_docs.indexer import IndexInfo, IndexLoadError, LoadedIndex
+from codeweaver.sources.installed_docs.indexer import IndexInfo, LoadedIndex
 
 logger = logging.getLogger(__name__)
 
 SOURCE_NAME = "installed_docs"
 SNIPPET_CHARS = 1200
-SCORE_HALF_POINT = 4.0
-SCORE_TOKEN_CAP = 4
-
-
-def normalise_score(raw: float, matched_tokens: int) -> float:
-    """Saturating map of a raw BM25 score into [0, 1) (see the module docstring)."""
-    if raw <= 0:
-        return 0.0
-    k = SCORE_HALF_POINT * min(max(matched_tokens, 1), SCORE_TOKEN_CAP)
-    return raw / (raw + k)
 
 
 # --------------------------------------------------------------------------- URLs
@@ -223,8 +209,11 @@ class InstalledDocsSource:
                     loaded = indexer.open_index(
                         self.index_dir, self.options, progress or self._progress, fingerprint
                     )
-            except (IndexLoadError, OSError, ValueError) as exc:
-                raise SourceError(f"installed_docs: cannot build or load the index: {exc}") from exc
+            except Exception as exc:  # any failure: the run goes on without this source
+                logger.warning("installed_docs index unavailable", exc_info=True)
+                raise SourceError(
+                    f"installed_docs: cannot build or load the index in {self.index_dir}: {exc}"
+                ) from exc
             self._loaded, self._checked_at = loaded, time.monotonic()
             return loaded
 
@@ -232,8 +221,7 @@ class InstalledDocsSource:
         if not query.strip() or limit <= 0:
             return []
         loaded = self._ensure(None)
-        hits = loaded.query(query, limit)
-        return [to_result(entry, normalise_score(raw, n)) for entry, raw, n in hits]
+        return [to_result(entry, score) for entry, _raw, score in loaded.query(query, limit)]
 
     async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
         """Up to `limit` results, best first; `SourceError` if the index is unavailable."""

@@ -1,0 +1,17 @@
+"""Entry point for LangGraph Studio / Server (`langgraph.json`).
+
+The server supplies its own persistence, so the graph is compiled without a checkpointer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from codeweaver.agent.graph import build_graph
+from codeweaver.config import Settings
+from codeweaver.factory import build_deps
+
+
+def make_graph() -> Any:
+    """The outer graph on the settings of the environment."""
+    return build_graph(build_deps(Settings()))

@@ -1,0 +1,70 @@
+"""The whole pipeline on the embedded default: real local model, real installed docs.
+
+Slow by nature (a 1.5B model on CPU): a module-scoped assistant keeps the model loaded
+once for all the questions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from codeweaver.agent.runner import Assistant
+from codeweaver.config import Settings
+from codeweaver.factory import build_deps, open_assistant, prepare_sources
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
+
+CITATION = re.compile(r"\[(\d+)\]")
+
+
+@pytest.fixture(scope="module")
+async def assistant(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Assistant]:
+    # Model weights and the docs index live in the user cache and are reused; threads and
+    # the answer cache start empty.
+    settings = Settings(data_dir=tmp_path_factory.mktemp("data"))
+    deps = build_deps(settings)
+    assert prepare_sources(deps) == []
+    async with open_assistant(deps) as opened:
+        yield opened
+
+
+async def test_reads_a_file_line_by_line_with_installed_docs(assistant: Assistant) -> None:
+    result = await assistant.ask("How do I read a file line by line in Python?", "e2e-1")
+    answer = result.answer
+    assert "open(" in answer
+    assert re.search(r"for \w+ in \w+|readline", answer), answer
+    docs = [s for s in result.sources if s["source"] == "installed_docs"]
+    assert docs, result.steps
+    assert all(s["reference"].startswith("python:") for s in docs)
+    cited = {int(n) for n in CITATION.findall(answer)}
+    assert cited, answer
+    assert cited <= set(range(1, len(result.sources) + 1))
+
+
+async def test_two_korean_questions_get_two_sections(assistant: Assistant) -> None:
+    result = await assistant.ask("JWT가 뭐야? CORS 에러는 어떻게 해결해?", "e2e-2")
+    assert result.plan_case == "multiple_questions"
+    assert "## 1." in result.answer and "## 2." in result.answer
+    assert "JWT" in result.answer and "CORS" in result.answer
+    assert re.search(r"[가-힣]", result.answer.split("## 2.")[1])  # answered in Korean
+
+
+async def test_follow_up_takes_the_clarification_path(assistant: Assistant) -> None:
+    await assistant.ask("How do I sort a list of dictionaries by a key in Python?", "e2e-3")
+    follow = await assistant.ask("그럼 예제 코드도 보여줘", "e2e-3")
+    nodes = [s["node"] for s in follow.steps]
+    assert follow.question_type == "clarification", follow.steps
+    assert "generate_with_history" in nodes
+    assert not any(n.startswith("search_") for n in nodes)
+    assert "check_cache" not in nodes
+    assert "sort" in follow.answer
+
+
+async def test_too_many_is_decided_without_the_model(assistant: Assistant) -> None:
+    result = await assistant.ask("JWT? CORS? Docker?", "e2e-4")
+    assert result.plan_case == "too_many"
+    assert [s["node"] for s in result.steps] == ["create_plan", "handle_too_many_questions"]

@@ -1,0 +1,115 @@
+"""The `codeweaver` command: light start-up, JSON output, plain output, clear errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from codeweaver.cli.app import app
+from codeweaver.memory.cache import ExactAnswerCache
+
+HEAVY = ("langgraph", "langchain_core", "llama_cpp", "numpy", "bm25s")
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    values = {
+        "CODEWEAVER_DATA_DIR": str(tmp_path / "data"),
+        "CODEWEAVER_CACHE_DIR": str(tmp_path / "cache"),
+        "CODEWEAVER_MODEL": "scripted:echo",
+        # The installed-docs index has its own tests; building it here would only be slow.
+        "CODEWEAVER_SOURCES": "stackoverflow,github",
+    }
+    for key, value in values.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    return values
+
+
+def test_help_does_not_import_heavy_libraries() -> None:
+    code = (
+        "import sys\n"
+        "from codeweaver.cli.app import app\n"
+        "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
+        f"print([m for m in {HEAVY!r} if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert "ask" in out.stdout and "doctor" in out.stdout
+
+
+def test_ask_json_too_many_by_guard(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    def never(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the model must not be called for the guard")
+
+    monkeypatch.setattr("codeweaver.llm.scripted.ScriptedChatModel._generate", never)
+    result = CliRunner().invoke(app, ["ask", "JWT? CORS? Docker?", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["plan_case"] == "too_many"
+    assert "Docker?" in payload["answer"]
+
+
+def test_ask_plain_output_lists_sources(env: dict[str, str]) -> None:
+    result = CliRunner().invoke(app, ["ask", "How do I parse JSON in Python?", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    assert "Scripted answer to: How do I parse JSON in Python?" in result.stdout
+
+
+def test_threads_persist_between_commands(env: dict[str, str]) -> None:
+    runner = CliRunner()
+    first = json.loads(runner.invoke(app, ["ask", "What is a venv?", "--json", "-t", "t1"]).stdout)
+    assert first["thread_id"] == "t1"
+    second = runner.invoke(app, ["ask", "How do I create one?", "--json", "-t", "t1"])
+    assert second.exit_code == 0
+    threads = Path(env["CODEWEAVER_DATA_DIR"]) / "threads.sqlite"
+    assert threads.is_file() and threads.stat().st_size > 0
+
+
+@pytest.mark.parametrize("question", ["", "   ", "x" * 9001])
+def test_bad_question_is_a_clear_error(env: dict[str, str], question: str) -> None:
+    result = CliRunner().invoke(app, ["ask", question])
+    assert result.exit_code == 2
+    assert "error:" in result.stderr and "question" in result.stderr
+
+
+def test_unknown_provider_is_a_clear_error(env: dict[str, str]) -> None:
+    result = CliRunner().invoke(app, ["ask", "What is a venv?", "--model", "nope:model"])
+    assert result.exit_code == 2
+    assert "unknown model provider 'nope'" in result.stderr
+
+
+def test_missing_gguf_is_a_clear_error(env: dict[str, str], tmp_path: Path) -> None:
+    missing = tmp_path / "absent.gguf"
+    result = CliRunner().invoke(app, ["ask", "What is a venv?", "--model", f"local:{missing}"])
+    assert result.exit_code == 2
+    assert "GGUF file not found" in result.stderr
+
+
+def test_doctor_json_never_shows_key_values(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_secretvalue123")
+    result = CliRunner().invoke(app, ["doctor", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "ghp_secretvalue123" not in result.stdout
+    report = json.loads(result.stdout)
+    assert report["keys"]["GITHUB_TOKEN"] is True
+    assert report["keys"]["TAVILY_API_KEY"] is False
+    assert report["sources"]["stackoverflow"] == "skipped: not configured"
+
+
+def test_cache_commands(env: dict[str, str]) -> None:
+    runner = CliRunner()
+    store = ExactAnswerCache(Path(env["CODEWEAVER_DATA_DIR"]) / "answer_cache.sqlite")
+    store.store("What is a venv?", "An isolated environment.", [], "scripted:echo")
+    listed = runner.invoke(app, ["cache", "list"])
+    assert "What is a venv?" in listed.stdout
+    assert runner.invoke(app, ["cache", "forget", "what is a venv"]).exit_code == 0
+    assert runner.invoke(app, ["cache", "forget", "what is a venv"]).exit_code == 1
+    assert "entries: 0" in runner.invoke(app, ["cache", "stats"]).stdout
