@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 

@@ -13,8 +13,11 @@ from codeweaver.sources.base import SourceError
 from tests.fakes import FakeSource, doc, docs, make_deps
 
 ANALYZE_NEW = json.dumps(
-    {"question_type": "new_topic", "should_cache": True,
-     "canonical_question": "how to read a file line by line in python"}
+    {
+        "question_type": "new_topic",
+        "should_cache": True,
+        "canonical_question": "how to read a file line by line in python",
+    }
 )
 INTENT_LEARNING = '{"intent": "learning"}'
 ANSWER = "Use `open()` and iterate over the file object [1]. Each line keeps its newline [2]."
@@ -46,9 +49,16 @@ async def test_single_question_searches_and_cites(tmp_path: Path) -> None:
     assert llm.tasks() == ["analyze_question", "classify_intent", "generate_answer"]
     assert source.queries == ["How do I read a file line by line in Python?"]
     steps = nodes_of(result.steps)
-    for node in ("search_stackoverflow", "search_github", "search_official_docs",
-                 "collect_results", "evaluate_results", "filter_and_score",
-                 "summarize_results", "generate_answer"):
+    for node in (
+        "search_stackoverflow",
+        "search_github",
+        "search_official_docs",
+        "collect_results",
+        "evaluate_results",
+        "filter_and_score",
+        "summarize_results",
+        "generate_answer",
+    ):
         assert node in steps
     skipped = [s["message"] for s in result.steps if s["node"] == "search_github"]
     assert skipped == ["skipped: github: not configured"]
@@ -70,9 +80,14 @@ async def test_two_questions_run_isolated_workers_and_combine(tmp_path: Path) ->
     def analyze(messages: list[object]) -> str:
         text = str(messages[-1].content)  # type: ignore[attr-defined]
         if "JWT" in text:
-            return '{"question_type": "new_topic", "should_cache": true, "canonical_question": "what is jwt"}'
-        return ('{"question_type": "independent", "should_cache": false, '
-                '"canonical_question": "how to fix cors errors"}')
+            return (
+                '{"question_type": "new_topic", "should_cache": true, '
+                '"canonical_question": "what is jwt"}'
+            )
+        return (
+            '{"question_type": "independent", "should_cache": false, '
+            '"canonical_question": "how to fix cors errors"}'
+        )
 
     def answer(messages: list[object]) -> str:
         text = str(messages[-1].content)  # type: ignore[attr-defined]
@@ -80,8 +95,12 @@ async def test_two_questions_run_isolated_workers_and_combine(tmp_path: Path) ->
 
     jwt_docs = [doc(1, text="JSON Web Token is a compact token format. " * 3)]
     cors_docs = [doc(2, text="Cross-origin resource sharing headers. " * 3)]
-    source = FakeSource(per_query={"JWT가 뭐야?": jwt_docs * 1 + [doc(3)],
-                                   "CORS 에러는 어떻게 해결해?": cors_docs + [doc(4)]})
+    source = FakeSource(
+        per_query={
+            "JWT가 뭐야?": jwt_docs * 1 + [doc(3)],
+            "CORS 에러는 어떻게 해결해?": [*cors_docs, doc(4)],
+        }
+    )
     deps, llm = make_deps(
         tmp_path,
         base_script(create_plan=plan, analyze_question=analyze, generate_answer=answer),
@@ -91,7 +110,9 @@ async def test_two_questions_run_isolated_workers_and_combine(tmp_path: Path) ->
 
     assert result.plan_case == "multiple_questions"
     assert result.answer.startswith(f"> {message}")
-    assert "## 1. JWT가 뭐야?" in result.answer and "## 2. CORS 에러는 어떻게 해결해?" in result.answer
+    assert (
+        "## 1. JWT가 뭐야?" in result.answer and "## 2. CORS 에러는 어떻게 해결해?" in result.answer
+    )
     assert result.answer.index("## 1.") < result.answer.index("---") < result.answer.index("## 2.")
     # Section 2's citation is renumbered past section 1's sources.
     assert "JWT는 토큰입니다 [1]" in result.answer
@@ -126,7 +147,7 @@ async def test_too_many_by_model(tmp_path: Path) -> None:
 
 
 async def test_invalid_plan_json_falls_back_to_single_topic(tmp_path: Path) -> None:
-    deps, llm = make_deps(tmp_path, base_script(create_plan="I think it's two questions!"))
+    deps, _llm = make_deps(tmp_path, base_script(create_plan="I think it's two questions!"))
     result = await Assistant(deps).ask("What is JWT and how does OAuth use it?")
     assert result.plan_case == "single_topic"
     errors = [s for s in result.steps if s["node"] == "create_plan" and s["kind"] == "error"]
@@ -151,9 +172,11 @@ async def test_cache_hit_skips_search_and_generation(tmp_path: Path) -> None:
 
 
 async def test_uncacheable_question_is_not_stored(tmp_path: Path) -> None:
-    analyze = ('{"question_type": "new_topic", "should_cache": false, '
-               '"canonical_question": "why does my build fail"}')
-    deps, llm = make_deps(tmp_path, base_script(analyze_question=analyze))
+    analyze = (
+        '{"question_type": "new_topic", "should_cache": false, '
+        '"canonical_question": "why does my build fail"}'
+    )
+    deps, _llm = make_deps(tmp_path, base_script(analyze_question=analyze))
     await Assistant(deps).ask("Why does my build fail?")
     assert deps.cache.stats().entries == 0
 
@@ -166,7 +189,8 @@ async def test_refines_once_when_results_are_weak(tmp_path: Path) -> None:
 
     assert llm.tasks().count("refine_search") == 1
     assert source.queries == [
-        "How do I read a file line by line in Python?", "python open file readline"
+        "How do I read a file line by line in Python?",
+        "python open file readline",
     ]
     # Intent is kept across the refinement loop: classified once.
     assert llm.tasks().count("classify_intent") == 1
@@ -179,8 +203,10 @@ async def test_refines_once_when_results_are_weak(tmp_path: Path) -> None:
 
 async def test_korean_refinement_translates_with_canonical_question(tmp_path: Path) -> None:
     source = FakeSource(results=[])
-    analyze = ('{"question_type": "new_topic", "should_cache": true, '
-               '"canonical_question": "how to read a file line by line in python"}')
+    analyze = (
+        '{"question_type": "new_topic", "should_cache": true, '
+        '"canonical_question": "how to read a file line by line in python"}'
+    )
     deps, llm = make_deps(tmp_path, base_script(analyze_question=analyze), [source])
     result = await Assistant(deps).ask("파이썬에서 파일을 한 줄씩 읽으려면?")
     assert source.queries[1] == "how to read a file line by line in python"
@@ -191,14 +217,17 @@ async def test_korean_refinement_translates_with_canonical_question(tmp_path: Pa
 
 async def test_failing_source_is_reported_and_answer_still_comes(tmp_path: Path) -> None:
     broken = FakeSource(error=SourceError("index is corrupted"))
-    deps, llm = make_deps(
+    deps, _llm = make_deps(
         tmp_path, base_script(refine_search='{"query": "read file lines"}'), [broken]
     )
     result = await Assistant(deps).ask("How do I read a file line by line in Python?")
     errors = [s["message"] for s in result.steps if s["kind"] == "error"]
     assert sum("index is corrupted" in str(m) for m in errors) == 2  # first try and refined
     # No sources: the answer keeps its text but loses citations that point nowhere.
-    assert result.answer == "Use `open()` and iterate over the file object. Each line keeps its newline."
+    assert (
+        result.answer
+        == "Use `open()` and iterate over the file object. Each line keeps its newline."
+    )
     assert result.sources == []
 
 
@@ -230,8 +259,10 @@ async def test_clarification_uses_history_without_cache_or_search(tmp_path: Path
     ]
     deps, llm = make_deps(
         tmp_path,
-        base_script(analyze_question=analyze,
-                    generate_with_history="```python\nwith open(p) as f:\n    ...\n```"),
+        base_script(
+            analyze_question=analyze,
+            generate_with_history="```python\nwith open(p) as f:\n    ...\n```",
+        ),
         [source],
     )
     assistant = Assistant(deps, checkpointer=InMemorySaver())
@@ -243,15 +274,17 @@ async def test_clarification_uses_history_without_cache_or_search(tmp_path: Path
     assert len(source.queries) == 1  # no second search
     nodes = nodes_of(follow.steps)
     assert "check_cache" not in nodes and "search_official_docs" not in nodes
-    history_call = [m for task, m in llm.calls if task == "generate_with_history"][0]
+    history_call = next(m for task, m in llm.calls if task == "generate_with_history")
     assert ANSWER in str(history_call[-1].content)
     # The follow-up keeps citing the sources of the answer it builds on.
     assert [s["url"] for s in follow.sources] == [d["url"] for d in docs(3)]
 
 
 async def test_clarification_without_history_becomes_new_topic(tmp_path: Path) -> None:
-    analyze = ('{"question_type": "clarification", "should_cache": false, '
-               '"canonical_question": "show example"}')
+    analyze = (
+        '{"question_type": "clarification", "should_cache": false, '
+        '"canonical_question": "show example"}'
+    )
     deps, llm = make_deps(tmp_path, base_script(analyze_question=analyze))
     result = await Assistant(deps).ask("Show me an example")
     assert result.question_type == "new_topic"
@@ -259,8 +292,10 @@ async def test_clarification_without_history_becomes_new_topic(tmp_path: Path) -
 
 
 async def test_multi_answers_and_steps_reset_between_turns(tmp_path: Path) -> None:
-    plan = json.dumps({"case": "multiple_questions", "questions": ["What is JWT?", "What is CORS?"]})
-    deps, llm = make_deps(tmp_path, base_script(create_plan=plan))
+    plan = json.dumps(
+        {"case": "multiple_questions", "questions": ["What is JWT?", "What is CORS?"]}
+    )
+    deps, _llm = make_deps(tmp_path, base_script(create_plan=plan))
     assistant = Assistant(deps, checkpointer=InMemorySaver())
     await assistant.ask("What is JWT? What is CORS?", "thread")
     state = await assistant.graph.aget_state({"configurable": {"thread_id": "thread"}})

@@ -7,13 +7,13 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel
 
+from codeweaver.agent.prompts import intent_messages
 from codeweaver.llm.scripted import ScriptedChatModel
 from codeweaver.llm.structured import (
     StructuredOutputError,
     ainvoke_structured,
     parse_structured,
 )
-from codeweaver.agent.prompts import intent_messages
 
 
 class Intent(BaseModel):
@@ -44,8 +44,10 @@ def test_accepts_real_model_shapes(raw: str, expected: str) -> None:
 
 
 def test_korean_text_inside_json_survives() -> None:
-    raw = ('```json\n{"case": "multiple_questions", "questions": ["JWT가 뭐야?", '
-           '"CORS 에러는 어떻게 해결해?"]}\n```')
+    raw = (
+        '```json\n{"case": "multiple_questions", "questions": ["JWT가 뭐야?", '
+        '"CORS 에러는 어떻게 해결해?"]}\n```'
+    )
     plan = parse_structured(raw, Plan)
     assert plan.questions == ["JWT가 뭐야?", "CORS 에러는 어떻게 해결해?"]
 
@@ -81,9 +83,7 @@ async def test_provider_error_falls_back() -> None:
         raise ConnectionError("provider unreachable")
 
     llm = ScriptedChatModel(script={"classify_intent": boom})
-    result = await ainvoke_structured(
-        llm, intent_messages("q"), Intent, Intent(intent="debugging")
-    )
+    result = await ainvoke_structured(llm, intent_messages("q"), Intent, Intent(intent="debugging"))
     assert result.value.intent == "debugging"
     assert result.fallback_reason is not None and "provider unreachable" in result.fallback_reason
 

@@ -60,9 +60,20 @@ def test_search_subgraph_filters_then_summarises(tmp_path: Path) -> None:
 def test_worker_runs_the_single_question_graph(tmp_path: Path) -> None:
     deps, _ = make_deps(tmp_path, {})
     worker = edges(build_worker_graph(deps).get_graph())
-    single = {e for e in SPEC_EDGES if e[0] not in {
-        START, "create_plan", "handle_too_many_questions", "initiate_dynamic_search",
-        "run_single_question_worker", "combine_answers", "generate_answer"}}
+    single = {
+        e
+        for e in SPEC_EDGES
+        if e[0]
+        not in {
+            START,
+            "create_plan",
+            "handle_too_many_questions",
+            "initiate_dynamic_search",
+            "run_single_question_worker",
+            "combine_answers",
+            "generate_answer",
+        }
+    }
     assert single <= worker
     assert (START, "analyze_question", False) in worker
     assert ("generate_answer", END, False) in worker

@@ -13,8 +13,9 @@ from codeweaver.llm.weights import WeightsError, WeightsSpec, ensure_weights, we
 PARTS = [b"GGUF-part-one|", b"part-two|", b"part-three"]
 
 
-def fake_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefix: str,
-               parts: list[bytes]) -> WeightsSpec:
+def fake_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefix: str, parts: list[bytes]
+) -> WeightsSpec:
     site = tmp_path / "site"
     for index, payload in enumerate(parts, 1):
         package = site / f"{prefix}{index}"
@@ -27,8 +28,13 @@ def fake_parts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefix: str,
             del sys.modules[name]
     whole = b"".join(PARTS)
     return WeightsSpec(
-        alias="toy", filename="toy.gguf", module_prefix=prefix, dist_prefix="toy-part",
-        dist_version="1.0", parts=len(PARTS), size=len(whole),
+        alias="toy",
+        filename="toy.gguf",
+        module_prefix=prefix,
+        dist_prefix="toy-part",
+        dist_version="1.0",
+        parts=len(PARTS),
+        size=len(whole),
         sha256=hashlib.sha256(whole).hexdigest(),
     )
 

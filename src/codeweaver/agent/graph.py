@@ -47,8 +47,12 @@ Node = Callable[[S, Deps], Awaitable[dict[str, Any]]]
 Compiled = CompiledStateGraph[Any, Any, Any, Any]
 
 
-def _bind(fn: Node[S], deps: Deps) -> Callable[[S], Awaitable[dict[str, Any]]]:
-    """A graph node closing over the dependencies."""
+def _bind(fn: Node[S], deps: Deps) -> Any:
+    """A graph node closing over the dependencies.
+
+    Typed `Any`: LangGraph's `add_node` overloads expect a protocol with a parameter
+    named `state`, which a generic callable type cannot express.
+    """
 
     async def node(state: S) -> dict[str, Any]:
         return label_steps(state, await fn(state, deps))  # type: ignore[arg-type]
@@ -73,12 +77,21 @@ def build_search_subgraph(deps: Deps) -> Compiled:
 
 def _add_single_question(builder: StateGraph[Any, Any, Any, Any], deps: Deps) -> None:
     """The single-question part of SPEC §2, from analyze_question to generate_answer."""
-    for fn in (analyze_question, generate_with_history, check_cache, return_cached_answer,
-               classify_intent, collect_results, evaluate_results, refine_search,
-               generate_answer):
+    for fn in (
+        analyze_question,
+        generate_with_history,
+        check_cache,
+        return_cached_answer,
+        classify_intent,
+        collect_results,
+        evaluate_results,
+        refine_search,
+        generate_answer,
+    ):
         builder.add_node(fn.__name__, _bind(fn, deps))
     for node in SEARCH_NODES:
-        builder.add_node(node, make_search_node(node, deps))
+        search: Any = make_search_node(node, deps)
+        builder.add_node(node, search)
         builder.add_edge(node, "collect_results")
     builder.add_node("search_subgraph", build_search_subgraph(deps))
 
@@ -114,7 +127,8 @@ def build_graph(deps: Deps, checkpointer: BaseCheckpointSaver[Any] | None = None
     builder.add_node("create_plan", _bind(create_plan, deps))
     builder.add_node("handle_too_many_questions", _bind(handle_too_many_questions, deps))
     builder.add_node("initiate_dynamic_search", _bind(initiate_dynamic_search, deps))
-    builder.add_node("run_single_question_worker", make_worker(build_worker_graph(deps)))
+    worker: Any = make_worker(build_worker_graph(deps))
+    builder.add_node("run_single_question_worker", worker)
     builder.add_node("combine_answers", _bind(combine_answers, deps))
     _add_single_question(builder, deps)
 
@@ -129,8 +143,6 @@ def build_graph(deps: Deps, checkpointer: BaseCheckpointSaver[Any] | None = None
         "initiate_dynamic_search", fanout_multi_questions, ["run_single_question_worker"]
     )
     builder.add_edge("run_single_question_worker", "combine_answers")
-    builder.add_conditional_edges(
-        "generate_answer", route_after_answer, ["combine_answers", END]
-    )
+    builder.add_conditional_edges("generate_answer", route_after_answer, ["combine_answers", END])
     builder.add_edge("combine_answers", END)
     return builder.compile(checkpointer=checkpointer, name="codeweaver")

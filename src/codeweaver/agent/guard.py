@@ -23,7 +23,9 @@ _QUESTION_START = re.compile(
     r"would|will|may|explain|tell me|show me)\b",
     re.IGNORECASE,
 )
-_KO_QUESTION_END = re.compile(r"(까|나요|가요|뭐야|뭐예요|뭔가요|어때|할래|해줘|알려줘|인가)\s*[.!]?$")
+_KO_QUESTION_END = re.compile(
+    r"(까|나요|가요|뭐야|뭐예요|뭔가요|어때|할래|해줘|알려줘|인가)\s*[.!]?$"
+)
 # Words that often join two questions inside one sentence: leave those to the model.
 _JOINERS = re.compile(
     r"\b(and also|and how|and what|and why|also|as well as|plus)\b|그리고|또한|그리고요|하고\s",

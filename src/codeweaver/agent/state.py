@@ -114,7 +114,6 @@ class SearchTask(TypedDict):
     worker_index: int
 
 
-
 class SearchSubgraphInput(TypedDict, total=False):
     question: str
     canonical_question: str

@@ -13,14 +13,16 @@ _WORD = re.compile(r"[A-Za-z0-9]+|[가-힣]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SENTENCE = re.compile(r"(?<=[.!?。])\s+(?=[A-Z가-힣`(])|\n{2,}")
 
-STOPWORDS = frozenset(
-    """a an the and or but if then else of to in on at by for with from into onto as is are
-    was were be been being do does did doing have has had i you he she it we they me my
-    your our their this that these those what which who whom how why when where can could
-    should would will shall may might must not no so than too very just also about over
-    under again there here all any both each few more most other some such only own same
-    up down out off get got use using used want need please tell show explain way ways""".split()
-)
+_STOPWORD_TEXT = """
+a an the and or but if then else of to in on at by for with from into onto as is are
+was were be been being do does did doing have has had i you he she it we they me my
+your our their this that these those what which who whom how why when where can
+could should would will shall may might must not no so than too very just also about
+over under again there here all any both each few more most other some such only own
+same up down out off get got use using used want need please tell show explain way
+ways
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 def tokens(text: str) -> list[str]:
@@ -57,9 +59,7 @@ def extractive_summary(text: str, query: str, max_sentences: int = 3, max_chars:
     if len(parts) <= max_sentences:
         chosen = list(range(len(parts)))
     else:
-        ranked = sorted(
-            range(1, len(parts)), key=lambda i: (-overlap(query, parts[i]), i)
-        )
+        ranked = sorted(range(1, len(parts)), key=lambda i: (-overlap(query, parts[i]), i))
         chosen = sorted([0, *ranked[: max_sentences - 1]])
     summary = " ".join(parts[i] for i in chosen)
     if len(summary) > max_chars:

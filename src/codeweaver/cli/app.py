@@ -62,8 +62,14 @@ def _known_errors() -> tuple[type[Exception], ...]:
     from codeweaver.memory.cache import CacheStoreError
     from codeweaver.memory.checkpoint import ThreadStoreError
 
-    return (InvalidQuestionError, ModelConfigError, WeightsError, CacheStoreError,
-            ThreadStoreError, ValidationError)
+    return (
+        InvalidQuestionError,
+        ModelConfigError,
+        WeightsError,
+        CacheStoreError,
+        ThreadStoreError,
+        ValidationError,
+    )
 
 
 def _prepare(settings: Settings, interactive: bool) -> Deps:
@@ -77,8 +83,13 @@ def _prepare(settings: Settings, interactive: bool) -> Deps:
     bar, on_bytes = byte_progress(console, "assembling model weights")
     with bar if interactive else nullcontext():
         deps = build_deps(settings, progress=on_bytes if interactive else None)
-    phases = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      console=console, transient=True)
+    phases = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
+    )
     tasks: dict[str, Any] = {}
 
     def on_phase(phase: str, done: int, total: int) -> None:

@@ -9,8 +9,9 @@ from typing import Annotated, Any
 
 import typer
 
-eval_app = typer.Typer(help="Measure intent classification and question splitting.",
-                       no_args_is_help=True)
+eval_app = typer.Typer(
+    help="Measure intent classification and question splitting.", no_args_is_help=True
+)
 
 FileOpt = Annotated[Path, typer.Option("--file", "-f", help="JSONL data set.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
@@ -27,8 +28,12 @@ def _run(coro_factory: Any, total: int, as_json: bool) -> Any:
     if as_json or not console.is_terminal:
         return asyncio.run(coro_factory(None))
     with Progress(
-        "{task.description}", BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-        console=console, transient=True,
+        "{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
     ) as progress:
         task = progress.add_task("evaluating", total=total)
         return asyncio.run(coro_factory(lambda done, _t: progress.update(task, completed=done)))
@@ -42,13 +47,18 @@ def _print_report(title: str, data: dict[str, Any], headline: list[tuple[str, st
     console.print(f"[bold]{title}[/]")
     for label, key in headline:
         value = data[key]
-        console.print(f"  {label}: {value:.3f}" if isinstance(value, float) else
-                      f"  {label}: {value}")
+        console.print(
+            f"  {label}: {value:.3f}" if isinstance(value, float) else f"  {label}: {value}"
+        )
     per_class = data.get("per_class") or data.get("per_case") or {}
     table = Table("class", "precision", "recall", "support")
     for label, metrics in per_class.items():
-        table.add_row(label, f"{metrics.get('precision', 0):.3f}",
-                      f"{metrics.get('recall', 0):.3f}", str(metrics.get("support", "")))
+        table.add_row(
+            label,
+            f"{metrics.get('precision', 0):.3f}",
+            f"{metrics.get('recall', 0):.3f}",
+            str(metrics.get("support", "")),
+        )
     console.print(table)
 
 
@@ -68,14 +78,15 @@ def _deps(model: str | None) -> Any:
     from codeweaver.config import Settings
     from codeweaver.llm.registry import create_chat_model
 
-    settings = Settings(**({"model": model} if model else {}))
+    settings = Settings(model=model) if model else Settings()
     llm = create_chat_model(settings.model, settings)
     return Deps(llm=llm, settings=settings, model_name=settings.model)
 
 
 @eval_app.command("intent")
-def eval_intent(file: FileOpt, as_json: JsonOpt = False, limit: LimitOpt = None,
-                model: ModelOpt = None) -> None:
+def eval_intent(
+    file: FileOpt, as_json: JsonOpt = False, limit: LimitOpt = None, model: ModelOpt = None
+) -> None:
     """Intent accuracy and per-class precision/recall (StackEval format)."""
     from codeweaver.agent.nodes.search import predict_intent
     from codeweaver.evaluation.datasets import load_intent_examples
@@ -88,20 +99,26 @@ def eval_intent(file: FileOpt, as_json: JsonOpt = False, limit: LimitOpt = None,
         result = await predict_intent(deps.llm, question)
         return result.value.intent, not result.ok
 
-    report = _run(lambda progress: evaluate_intent(examples, classify, on_progress=progress),
-                  len(examples), as_json)
+    report = _run(
+        lambda progress: evaluate_intent(examples, classify, on_progress=progress),
+        len(examples),
+        as_json,
+    )
     data = report.to_dict()
     if as_json:
         typer.echo(json.dumps(data, indent=2))
         return
-    _print_report(f"intent on {file} ({deps.model_name})", data,
-                  [("examples", "total"), ("accuracy", "accuracy"),
-                   ("fell back to default", "fallbacks")])
+    _print_report(
+        f"intent on {file} ({deps.model_name})",
+        data,
+        [("examples", "total"), ("accuracy", "accuracy"), ("fell back to default", "fallbacks")],
+    )
 
 
 @eval_app.command("split")
-def eval_split(file: FileOpt, as_json: JsonOpt = False, limit: LimitOpt = None,
-               model: ModelOpt = None) -> None:
+def eval_split(
+    file: FileOpt, as_json: JsonOpt = False, limit: LimitOpt = None, model: ModelOpt = None
+) -> None:
     """Share of messages whose case (single / 2 / too many) and questions come out right."""
     from codeweaver.agent.nodes.plan import plan_message
     from codeweaver.evaluation.datasets import load_split_examples
@@ -114,12 +131,21 @@ def eval_split(file: FileOpt, as_json: JsonOpt = False, limit: LimitOpt = None,
         case, questions, _how, _fallback = await plan_message(message, deps)
         return case, questions
 
-    report = _run(lambda progress: evaluate_split(examples, plan, on_progress=progress),
-                  len(examples), as_json)
+    report = _run(
+        lambda progress: evaluate_split(examples, plan, on_progress=progress),
+        len(examples),
+        as_json,
+    )
     data = report.to_dict()
     if as_json:
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return
-    _print_report(f"split on {file} ({deps.model_name})", data,
-                  [("messages", "total"), ("case right", "case_accuracy"),
-                   ("case and questions right", "full_accuracy")])
+    _print_report(
+        f"split on {file} ({deps.model_name})",
+        data,
+        [
+            ("messages", "total"),
+            ("case right", "case_accuracy"),
+            ("case and questions right", "full_accuracy"),
+        ],
+    )

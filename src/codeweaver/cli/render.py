@@ -64,16 +64,18 @@ class LiveRun:
         shown = self.steps[-MAX_VISIBLE_STEPS:]
         rows: list[Any] = [step_line(s) for s in shown]
         if self.tokens:
-            rows.append(Text(f"✎ writing the answer… {len(''.join(self.tokens))} chars",
-                             style="magenta"))
+            rows.append(
+                Text(f"✎ writing the answer… {len(''.join(self.tokens))} chars", style="magenta")
+            )
         else:
             rows.append(Spinner("dots", text=Text(" working", style="dim")))
         return Group(*rows)
 
     async def run(self, events: AsyncIterator[RunEvent]) -> RunResult:
         result: RunResult | None = None
-        with Live(self._view(), console=self.console, refresh_per_second=8,
-                  transient=False) as live:
+        with Live(
+            self._view(), console=self.console, refresh_per_second=8, transient=False
+        ) as live:
             async for event in events:
                 if event.kind == "step" and event.step is not None:
                     self.steps.append(event.step)
@@ -101,11 +103,17 @@ def print_json(console: Console, payload: Any) -> None:
     console.print_json(json.dumps(payload, ensure_ascii=False, default=str))
 
 
-def byte_progress(console: Console, description: str) -> tuple[Progress, Callable[[int, int], None]]:
+def byte_progress(
+    console: Console, description: str
+) -> tuple[Progress, Callable[[int, int], None]]:
     """A progress bar for byte counts and the callback that feeds it."""
     progress = Progress(
-        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-        console=console, transient=True,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
     )
     task = progress.add_task(description, total=None)
 

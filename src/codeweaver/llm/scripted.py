@@ -109,8 +109,9 @@ def echo_model() -> ScriptedChatModel:
 
     def analyze(messages: list[BaseMessage]) -> str:
         question = _last_message_text(messages)
-        return json.dumps({"question_type": "new_topic", "should_cache": True,
-                           "canonical_question": question})
+        return json.dumps(
+            {"question_type": "new_topic", "should_cache": True, "canonical_question": question}
+        )
 
     def answer(messages: list[BaseMessage]) -> str:
         question = _last_message_text(messages)

@@ -113,9 +113,9 @@ def ensure_weights(
     """Return the verified GGUF path, assembling it from its parts the first time."""
     target = models_dir / spec.filename
     marker = target.with_suffix(target.suffix + ".sha256")
-    if target.is_file() and target.stat().st_size == spec.size:
-        if marker.is_file() and marker.read_text().strip() == spec.sha256:
-            return target
+    verified = marker.is_file() and marker.read_text().strip() == spec.sha256
+    if verified and target.is_file() and target.stat().st_size == spec.size:
+        return target
     paths = part_paths(spec)
     total = sum(p.stat().st_size for p in paths)
     if total != spec.size:

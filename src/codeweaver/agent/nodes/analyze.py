@@ -83,9 +83,7 @@ def _history(messages: list[AnyMessage]) -> list[tuple[str, str]]:
 async def generate_with_history(state: GraphState, deps: Deps) -> dict[str, Any]:
     messages = state.get("messages") or []
     question = state.get("question", "")
-    prompt = prompts.history_messages(
-        _history(messages), question, state.get("language", "en")
-    )
+    prompt = prompts.history_messages(_history(messages), question, state.get("language", "en"))
     sources = state.get("sources") or []
     try:
         answer = message_text(await deps.llm.ainvoke(prompt)).strip()
@@ -96,8 +94,13 @@ async def generate_with_history(state: GraphState, deps: Deps) -> dict[str, Any]
         update = finish(state, "generate_with_history", answer or note, sources, note)
         update["intermediate_steps"].insert(0, step("generate_with_history", "error", note))
         return update
-    return finish(state, "generate_with_history", answer, sources,
-                  "answered from the conversation (no cache, no search)")
+    return finish(
+        state,
+        "generate_with_history",
+        answer,
+        sources,
+        "answered from the conversation (no cache, no search)",
+    )
 
 
 async def check_cache(state: GraphState, deps: Deps) -> dict[str, Any]:
@@ -133,6 +136,9 @@ def route_cache(state: GraphState) -> str:
 async def return_cached_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     cached = state.get("cached_result") or {}
     return finish(
-        state, "return_cached_answer", cached.get("answer", ""), cached.get("sources", []),
+        state,
+        "return_cached_answer",
+        cached.get("answer", ""),
+        cached.get("sources", []),
         "answered from the cache",
     )

@@ -85,7 +85,10 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         failed, reason, answer = True, f"{type(exc).__name__}: {exc}", ""
     if failed:
         update = finish(
-            state, "generate_answer", _fallback_answer(language, reason, sources), sources,
+            state,
+            "generate_answer",
+            _fallback_answer(language, reason, sources),
+            sources,
             "answer fell back to the source list",
         )
         update["intermediate_steps"].insert(0, step("generate_answer", "error", reason))
@@ -96,8 +99,9 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         and bool(sources)
     )
     if cacheable:
-        deps.cache.store(state.get("canonical_question", question), answer, sources,
-                         deps.model_name)
+        deps.cache.store(
+            state.get("canonical_question", question), answer, sources, deps.model_name
+        )
     note = f"answer written with {len(sources)} sources" + (" (cached)" if cacheable else "")
     return finish(state, "generate_answer", answer, sources, note)
 

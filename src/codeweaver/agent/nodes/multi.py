@@ -17,8 +17,12 @@ async def initiate_dynamic_search(state: GraphState, deps: Deps) -> dict[str, An
     questions = state.get("sub_questions") or []
     return {
         "intermediate_steps": [
-            step("initiate_dynamic_search", "act", f"searching {len(questions)} questions",
-                 questions=questions)
+            step(
+                "initiate_dynamic_search",
+                "act",
+                f"searching {len(questions)} questions",
+                questions=questions,
+            )
         ]
     }
 

@@ -25,8 +25,10 @@ def relevance(result: SearchResult, query: str) -> float:
 async def filter_and_score(state: SearchSubgraphState, deps: Deps) -> dict[str, Any]:
     results = state.get("search_results") or []
     query = " ".join(
-        filter(None, [state.get("question"), state.get("canonical_question"),
-                      state.get("search_query")])
+        filter(
+            None,
+            [state.get("question"), state.get("canonical_question"), state.get("search_query")],
+        )
     )
     kept: list[SearchResult] = []
     for result in results:

@@ -78,9 +78,7 @@ def make_fanout(deps: Deps) -> Callable[[GraphState], list[Send]]:
     return fanout_sources
 
 
-def make_search_node(
-    node: str, deps: Deps
-) -> Callable[[SearchTask], Awaitable[dict[str, Any]]]:
+def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[dict[str, Any]]]:
     async def search(task: SearchTask) -> dict[str, Any]:
         return label_steps(task, await _search(task))
 

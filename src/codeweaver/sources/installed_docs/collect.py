@@ -46,6 +46,8 @@ _TEST_MODULE = re.compile(r"^_?(test|xx)|_test$")
 _SKIP_DIRS = frozenset({"test", "tests", "__pycache__", "site-packages", "dist-packages"})
 #: Modules whose contents are documented under another name.
 _MODULE_ALIASES = {"posixpath": "os.path"}
+#: C modules re-exported wholesale by a differently named module.
+_C_FACES = {"posix": "os", "nt": "os"}
 
 
 @dataclass(frozen=True)
@@ -113,16 +115,17 @@ class _Group:
 
         Only re-exports that publish an implementation are followed: from a submodule into
         its package (`requests` <- `requests.api`), from a private module of the same family
-        (`io` <- `_io`, `pytest` <- `_pytest.x`, `numpy` <- `numpy._core.x`), or a star
-        import of a C module (`os` <- `posix`). Ordinary imports (`from itertools import
-        chain` in some module) are not aliases. `dst` may be private: chains are followed.
+        (`io` <- `_io`, `pytest` <- `_pytest.x`, `numpy` <- `numpy._core.x`), or `os` <-
+        `posix`. Ordinary imports (`from itertools import *` in some module) are not aliases.
+        `dst` may be private: chains (`numpy._core.fromnumeric` -> `numpy._core` -> `numpy`)
+        are followed.
         """
         if src == "builtins" or (dst_name != "*" and dst_name.startswith("_")):
             return
         if not (
             src.startswith(dst + ".")
-            or (not is_public(src) and _same_family(src, dst))
-            or (name == "*" and src in self.c_modules)
+            or ((not is_public(src) or src in self.c_modules) and _same_family(src, dst))
+            or _C_FACES.get(src) == dst
         ):
             return
         if name == "*":
