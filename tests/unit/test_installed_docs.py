@@ -282,16 +282,49 @@ async def test_corrupted_index_is_rebuilt(
 async def test_unbuildable_index_raises_source_error(
     site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    calls: list[Path] = []
+
     def broken(options: CollectorOptions, target: Path, *args: object) -> IndexInfo:
+        calls.append(target)
         target.mkdir(parents=True)
         (target / "manifest.json").write_text("{not json")
         raise OSError("disk full")
 
     monkeypatch.setattr(indexer, "build_index", broken)
     source = InstalledDocsSource(tmp_path / "index", options=_options(site))
-    with pytest.raises(SourceError, match="installed_docs"):
+    with pytest.raises(SourceError, match="disk full"):
         await source.search("quantum flux", "learning", 3)
     assert not any(p.name.startswith(".tmp-") for p in (tmp_path / "index").iterdir())
+    # Searches fail fast after a failed build; an explicit ensure_index retries.
+    with pytest.raises(SourceError, match="disk full"):
+        await source.search("quantum flux", "learning", 3)
+    assert len(calls) == 1
+    with pytest.raises(SourceError):
+        source.ensure_index()
+    assert len(calls) == 2
+
+
+async def test_index_corrupted_after_a_rebuild_raises_source_error(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = indexer.build_index
+    calls: list[Path] = []
+
+    def corrupting(*args: Any, **kwargs: Any) -> IndexInfo:
+        info = real(*args, **kwargs)
+        calls.append(info.path)
+        (info.path / "entries.jsonl").write_text("{broken")
+        return info
+
+    monkeypatch.setattr(indexer, "build_index", corrupting)
+    index_dir = tmp_path / "index"
+    with pytest.raises(SourceError, match="cannot load index"):
+        InstalledDocsSource(index_dir, options=_options(site)).ensure_index()
+    assert len(calls) == 1
+    # The next attempt finds the corrupted index, rebuilds it once, and fails again.
+    with pytest.raises(SourceError):
+        InstalledDocsSource(index_dir, options=_options(site)).ensure_index()
+    assert len(calls) == 2
 
 
 async def test_empty_collection_raises_source_error(tmp_path: Path) -> None:

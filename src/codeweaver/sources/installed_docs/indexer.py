@@ -9,16 +9,23 @@ Cache layout (`index_dir`): one folder per fingerprint, named by its first 32 he
 A build goes to a `.tmp-*` folder first and is renamed into place, so readers only ever see
 complete indexes; folders of other fingerprints are then removed.
 
-Tokenisation (same for documents and queries, kept deliberately simple):
-  * words are runs of letters/digits/underscores, optionally dotted (`os.path.join`);
-  * a dotted or underscored word is kept whole (lowercased) *and* split on `.`/`_`/camelCase
-    (`TextIOBase` -> `text`, `io`, `base`), and a short list of API verbs/nouns splits glued
-    names (`readline` -> `read`, `line`; `listdir` -> `list`, `dir`);
-  * English stopwords (bm25s' `STOPWORDS_EN_PLUS` plus "python"/"please"...) are dropped;
-  * an S-stemmer folds plurals (`lines` -> `line`, `entries` -> `entry`, `matches` -> `match`);
-    name and query tokens keep the unstemmed form too, so exact names score higher;
-  * names are boosted: the leaf name's tokens are repeated `NAME_BOOST` times, the rest of the
-    qualified name (module, class) and aliases once.
+Tokenisation (`tokenize`, the same for documents and queries, kept deliberately simple):
+  * words are runs of letters/digits/underscores, optionally dotted (`os.path.join`),
+    lowercased; a dotted or underscored word is kept whole *and* split on `.`, `_` and
+    camelCase (`TextIOBase` -> `text`, `io`, `base`); glued names made of two words of a short
+    API vocabulary are split too (`readline` -> `read`, `line`; `listdir` -> `list`, `dir`);
+  * English stopwords (bm25s' `STOPWORDS_EN_PLUS` minus "re", plus "python", "please"...)
+    and one-letter tokens are dropped;
+  * an S-stemmer folds plurals (`lines` -> `line`, `entries` -> `entry`); name and query
+    tokens also keep the unstemmed form, so an exact name (`loads`) beats a near one (`load`).
+Documents (`entry_tokens`): the leaf name's tokens repeated `NAME_BOOST` times, the qualified
+name and its dotted suffixes (`io.iobase.readline`, `iobase.readline`), aliases, the
+distribution name, the signature and the docstring. Keyword topics (`for`, `with`) also get an
+`@for` token. Queries (`query_tokens`) add dotted pairs of adjacent words (`json loads` ->
+`json.loads`), a few abbreviations (`directory` -> `dir`, `string` -> `str`) and `@for` when a
+keyword is used as one (`for loop`, `with statement`).
+Scores are multiplied by a prior (`entry_weight`): deprecated stdlib modules x0.5, builtins
+x1.3; then mapped into [0, 1) by `normalise_score`.
 """
 
 from __future__ import annotations

@@ -173,16 +173,21 @@ class InstalledDocsSource:
         progress: ProgressCallback | None = None,
         options: CollectorOptions | None = None,
         recheck_interval: float = 60.0,
+        retry_after: float = 300.0,
     ) -> None:
         """`recheck_interval`: seconds during which a loaded index is trusted without
-        re-reading the installed distributions (0 = check on every search)."""
+        re-reading the installed distributions (0 = check on every search).
+        `retry_after`: after a failed build, searches fail fast for this many seconds instead
+        of rebuilding on every call (`ensure_index` always retries)."""
         self.index_dir = Path(index_dir)
         self.options = options or CollectorOptions()
         self._progress = progress
         self._recheck_interval = recheck_interval
         self._lock = threading.Lock()
+        self._retry_after = retry_after
         self._loaded: LoadedIndex | None = None
         self._checked_at = 0.0
+        self._failure: tuple[float, str] | None = None  # (monotonic time, message)
 
     def status(self) -> SourceStatus:
         try:
@@ -195,14 +200,20 @@ class InstalledDocsSource:
 
     def ensure_index(self, progress: ProgressCallback | None = None) -> IndexInfo:
         """Load the cached index, building it if missing, stale or corrupted (thread-safe)."""
-        return self._ensure(progress).info
+        return self._ensure(progress, retry=True).info
 
-    def _ensure(self, progress: ProgressCallback | None) -> LoadedIndex:
+    def prepare(self, progress: ProgressCallback | None = None) -> None:
+        """Build or load the index up front, so the first search is fast (`Preparable`)."""
+        self.ensure_index(progress)
+
+    def _ensure(self, progress: ProgressCallback | None, *, retry: bool) -> LoadedIndex:
         with self._lock:
             loaded = self._loaded
             now = time.monotonic()
             if loaded is not None and now - self._checked_at < self._recheck_interval:
                 return loaded
+            if not retry and self._failure and now - self._failure[0] < self._retry_after:
+                raise SourceError(self._failure[1])
             try:
                 fingerprint = indexer.compute_fingerprint(self.options)
                 if loaded is None or loaded.info.fingerprint != fingerprint:
@@ -211,16 +222,18 @@ class InstalledDocsSource:
                     )
             except Exception as exc:  # any failure: the run goes on without this source
                 logger.warning("installed_docs index unavailable", exc_info=True)
-                raise SourceError(
+                message = (
                     f"installed_docs: cannot build or load the index in {self.index_dir}: {exc}"
-                ) from exc
-            self._loaded, self._checked_at = loaded, time.monotonic()
+                )
+                self._failure = (time.monotonic(), message)
+                raise SourceError(message) from exc
+            self._loaded, self._checked_at, self._failure = loaded, time.monotonic(), None
             return loaded
 
     def search_sync(self, query: str, limit: int) -> list[SearchResult]:
         if not query.strip() or limit <= 0:
             return []
-        loaded = self._ensure(None)
+        loaded = self._ensure(None, retry=False)
         return [to_result(entry, score) for entry, _raw, score in loaded.query(query, limit)]
 
     async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
