@@ -10,6 +10,7 @@ import re
 from collections.abc import AsyncIterator
 
 import pytest
+import pytest_asyncio
 
 from codeweaver.agent.runner import Assistant
 from codeweaver.config import Settings
@@ -20,7 +21,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 CITATION = re.compile(r"\[(\d+)\]")
 
 
-@pytest.fixture(scope="module")
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def assistant(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Assistant]:
     # Model weights and the docs index live in the user cache and are reused; threads and
     # the answer cache start empty.

@@ -73,7 +73,7 @@ async def test_citations_to_unlisted_sources_are_removed(tmp_path: Path) -> None
 async def test_two_questions_run_isolated_workers_and_combine(tmp_path: Path) -> None:
     message = "JWT가 뭐야? CORS 에러는 어떻게 해결해?"
     plan = json.dumps(
-        {"case": "multiple_questions", "questions": ["JWT가 뭐야?", "CORS 에러는 어떻게 해결해?"]},
+        {"questions": ["JWT가 뭐야?", "CORS 에러는 어떻게 해결해?"], "same_subject": False},
         ensure_ascii=False,
     )
 
@@ -138,7 +138,7 @@ async def test_too_many_by_guard_never_calls_the_model(tmp_path: Path) -> None:
 
 
 async def test_too_many_by_model(tmp_path: Path) -> None:
-    plan = '{"case": "too_many", "questions": ["JWT", "CORS", "Docker"]}'
+    plan = '{"questions": ["JWT", "CORS", "Docker"], "same_subject": false}'
     deps, llm = make_deps(tmp_path, {"create_plan": plan})
     result = await Assistant(deps).ask("Explain JWT and also CORS, and Docker networking")
     assert llm.tasks() == ["create_plan"]
@@ -292,9 +292,7 @@ async def test_clarification_without_history_becomes_new_topic(tmp_path: Path) -
 
 
 async def test_multi_answers_and_steps_reset_between_turns(tmp_path: Path) -> None:
-    plan = json.dumps(
-        {"case": "multiple_questions", "questions": ["What is JWT?", "What is CORS?"]}
-    )
+    plan = json.dumps({"questions": ["What is JWT?", "What is CORS?"], "same_subject": False})
     deps, _llm = make_deps(tmp_path, base_script(create_plan=plan))
     assistant = Assistant(deps, checkpointer=InMemorySaver())
     await assistant.ask("What is JWT? What is CORS?", "thread")
@@ -329,3 +327,23 @@ async def test_stream_emits_steps_then_tokens_then_result(tmp_path: Path) -> Non
     tokens = "".join(e.text for e in events if e.kind == "token")
     assert tokens.strip() == ANSWER
     assert events[-1].result is not None and events[-1].result.answer == ANSWER
+
+
+@pytest.mark.parametrize(
+    ("reply", "case"),
+    [
+        ('{"questions": ["What is a decorator?", "How do I write one?"], "same_subject": true}',
+         "single_topic"),
+        ('{"questions": ["What is JWT?", "What is JWT?"], "same_subject": false}', "single_topic"),
+        ('{"questions": ["What is JWT?"], "same_subject": false}', "single_topic"),
+        ('{"questions": ["a?", "b?", "c?"], "same_subject": true}', "too_many"),
+        ('{"questions": ["What is JWT?", "How to fix CORS?"], "same_subject": false}',
+         "multiple_questions"),
+    ],
+)
+async def test_plan_case_follows_the_listed_questions(
+    tmp_path: Path, reply: str, case: str
+) -> None:
+    deps, _ = make_deps(tmp_path, base_script(create_plan=reply))
+    result = await Assistant(deps).ask("What is JWT? How do I fix CORS errors?")
+    assert result.plan_case == case

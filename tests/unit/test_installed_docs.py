@@ -19,6 +19,7 @@ from codeweaver.sources.installed_docs import (
     collect_entries,
     indexer,
     normalise_score,
+    tokenizer,
 )
 
 FAKE_API = '''
@@ -166,14 +167,14 @@ def test_collects_public_docs_without_importing(site: Path) -> None:
 
 
 def test_tokenizer_splits_identifiers_and_drops_stopwords() -> None:
-    tokens = indexer.tokenize("The TextIOBase.readline method reads lines", keep_unstemmed=True)
+    tokens = tokenizer.tokenize("The TextIOBase.readline method reads lines", keep_unstemmed=True)
     assert "textiobase.readline" in tokens
     assert {"text", "io", "base", "readline", "read", "line", "lines"} <= set(tokens)
     assert "the" not in tokens
-    assert indexer.query_tokens("json loads string")[:2] == ["json", "load"]
-    assert "json.loads" in indexer.query_tokens("json loads string")
-    assert "@for" in indexer.query_tokens("python for loop")
-    assert "@for" not in indexer.query_tokens("a library for parsing")
+    assert tokenizer.query_tokens("json loads string")[:2] == ["json", "load"]
+    assert "json.loads" in tokenizer.query_tokens("json loads string")
+    assert "@for" in tokenizer.query_tokens("python for loop")
+    assert "@for" not in tokenizer.query_tokens("a library for parsing")
 
 
 def test_normalise_score_is_monotone_and_bounded() -> None:

@@ -39,6 +39,7 @@ class LocalChatModel(BaseChatModel):
     n_threads: int = 0
     temperature: float = 0.1
     max_tokens: int = 700
+    repeat_penalty: float = 1.1
 
     _llama: Any = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -70,6 +71,8 @@ class LocalChatModel(BaseChatModel):
             "temperature": kwargs.get("temperature", self.temperature),
             "max_tokens": kwargs.get("max_tokens", self.max_tokens),
             "seed": kwargs.get("seed", 0),
+            # Small models loop on one sentence without it, especially in Korean.
+            "repeat_penalty": kwargs.get("repeat_penalty", self.repeat_penalty),
         }
         if stop:
             params["stop"] = stop

@@ -121,7 +121,7 @@ def echo_model() -> ScriptedChatModel:
 
     return ScriptedChatModel(
         script={
-            "create_plan": '{"case": "single_topic", "questions": []}',
+            "create_plan": '{"questions": [], "same_subject": true}',
             "analyze_question": analyze,
             "classify_intent": '{"intent": "learning"}',
             "refine_search": '{"query": "python"}',

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel, Field
@@ -16,22 +16,21 @@ from codeweaver.llm.structured import ainvoke_structured
 
 
 class PlanOut(BaseModel):
-    case: Literal["single_topic", "multiple_questions", "too_many"]
+    """Small models list questions reliably but misjudge a named case, so they list."""
+
     questions: list[str] = Field(default_factory=list)
+    same_subject: bool = True
 
 
-def _settle(case: PlanCase, questions: list[str], message: str) -> tuple[PlanCase, list[str]]:
-    """Make the model's case agree with the questions it listed."""
-    questions = [q.strip() for q in questions if q and q.strip()]
-    if case == "multiple_questions":
-        if len(questions) >= 3:
-            return "too_many", questions
-        if len(questions) < 2 or len({q.casefold() for q in questions}) < 2:
-            return "single_topic", [message]
-        return case, questions
-    if case == "single_topic":
-        return case, [message]
-    return case, questions or [message]
+def decide_case(plan: PlanOut, message: str) -> tuple[PlanCase, list[str]]:
+    """The case follows from how many distinct questions there are and whether they share
+    one subject (then the original message is searched as one topic)."""
+    questions = list(dict.fromkeys(q.strip() for q in plan.questions if q and q.strip()))
+    if len(questions) >= 3:
+        return "too_many", questions
+    if len(questions) == 2 and not plan.same_subject:
+        return "multiple_questions", questions
+    return "single_topic", [message]
 
 
 async def plan_message(message: str, deps: Deps) -> tuple[PlanCase, list[str], str, str | None]:
@@ -42,12 +41,9 @@ async def plan_message(message: str, deps: Deps) -> tuple[PlanCase, list[str], s
     if decision.case == "single_topic":
         return "single_topic", [message], f"rule: {decision.reason}", None
     result = await ainvoke_structured(
-        deps.llm,
-        prompts.plan_messages(message),
-        PlanOut,
-        PlanOut(case="single_topic", questions=[message]),
+        deps.llm, prompts.plan_messages(message), PlanOut, PlanOut(questions=[message])
     )
-    case, questions = _settle(result.value.case, result.value.questions, message)
+    case, questions = decide_case(result.value, message)
     return case, questions, "model", result.fallback_reason
 
 
