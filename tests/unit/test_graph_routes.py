@@ -332,13 +332,17 @@ async def test_stream_emits_steps_then_tokens_then_result(tmp_path: Path) -> Non
 @pytest.mark.parametrize(
     ("reply", "case"),
     [
-        ('{"questions": ["What is a decorator?", "How do I write one?"], "same_subject": true}',
-         "single_topic"),
+        (
+            '{"questions": ["What is a decorator?", "How do I write one?"], "same_subject": true}',
+            "single_topic",
+        ),
         ('{"questions": ["What is JWT?", "What is JWT?"], "same_subject": false}', "single_topic"),
         ('{"questions": ["What is JWT?"], "same_subject": false}', "single_topic"),
         ('{"questions": ["a?", "b?", "c?"], "same_subject": true}', "too_many"),
-        ('{"questions": ["What is JWT?", "How to fix CORS?"], "same_subject": false}',
-         "multiple_questions"),
+        (
+            '{"questions": ["What is JWT?", "How to fix CORS?"], "same_subject": false}',
+            "multiple_questions",
+        ),
     ],
 )
 async def test_plan_case_follows_the_listed_questions(

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import logging
-import re
 from typing import Any
 
 from langchain_core.messages import AIMessage
 
 from codeweaver.agent import prompts
+from codeweaver.agent.citations import renumber_citations, tidy_answer
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
 from codeweaver.llm.structured import message_text
 
 logger = logging.getLogger(__name__)
-
-_CITATION = re.compile(r"\[(\d{1,3})\]")
-_CITATION_WITH_SPACE = re.compile(r"[ \t]?\[(\d{1,3})\]")
 
 
 def finish(
@@ -39,19 +36,6 @@ def finish(
     else:
         update["messages"] = [AIMessage(answer)]
     return update
-
-
-def drop_unknown_citations(answer: str, count: int) -> str:
-    """Remove `[n]` markers that point at no listed source."""
-    return _CITATION_WITH_SPACE.sub(
-        lambda m: m.group(0) if 1 <= int(m.group(1)) <= count else "", answer
-    )
-
-
-def renumber_citations(answer: str, offset: int) -> str:
-    if not offset:
-        return answer
-    return _CITATION.sub(lambda m: f"[{int(m.group(1)) + offset}]", answer)
 
 
 def _fallback_answer(language: str, reason: str, sources: list[SearchResult]) -> str:
@@ -77,7 +61,7 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     )
     try:
         reply = await deps.llm.ainvoke(messages)
-        answer = drop_unknown_citations(message_text(reply).strip(), len(sources))
+        answer = tidy_answer(message_text(reply), sources)
         failed = not answer
         reason = "the model returned an empty answer" if failed else ""
     except Exception as exc:  # the user still gets the sources

@@ -1,0 +1,79 @@
+"""Citations stay true to the numbered sources."""
+
+from __future__ import annotations
+
+from codeweaver.agent.citations import (
+    attribute_citations,
+    drop_unknown_citations,
+    renumber_citations,
+    strip_source_list,
+    tidy_answer,
+)
+from codeweaver.agent.state import SearchResult
+
+
+def source(title: str, summary: str) -> SearchResult:
+    return {
+        "title": title,
+        "url": "https://d/" + title,
+        "snippet": summary,
+        "source": "t",
+        "score": 0.8,
+        "summary": summary,
+    }
+
+
+READLINE = source(
+    "io.IOBase.readline — Python 3.11.7",
+    "Read and return one line from the stream. The line terminator is kept.",
+)
+SORT = source(
+    "builtins.list.sort — Python 3.11.7",
+    "Sort the list in ascending order and return None. The key function is applied.",
+)
+
+
+def test_model_written_source_list_is_removed() -> None:
+    answer = "Use readline [1].\n\nSources cited:\n[1] io.IOBase.readline\n[2] list.sort"
+    assert strip_source_list(answer) == "Use readline [1]."
+
+
+def test_a_sources_paragraph_in_prose_is_kept() -> None:
+    answer = "Use readline.\n\nReferences are resolved lazily, which matters here."
+    assert strip_source_list(answer) == answer
+
+
+def test_unknown_numbers_are_dropped() -> None:
+    assert drop_unknown_citations("A [1]. B [3]. C [2].", 2) == "A [1]. B. C [2]."
+
+
+def test_renumbering_for_combined_answers() -> None:
+    assert renumber_citations("A [1] and [2].", 3) == "A [4] and [5]."
+
+
+def test_uncited_paragraph_is_attributed_to_the_matching_source() -> None:
+    answer = (
+        "Call `readline()` on the file: it returns one line from the stream.\n\n"
+        "```python\nwith open(p) as f:\n\n    line = f.readline()\n```\n\n"
+        "Thanks for asking!"
+    )
+    cited = attribute_citations(answer, [SORT, READLINE])
+    first, *rest = cited.split("\n\n")
+    assert first.endswith("stream [2].")
+    assert "readline() [" not in "\n\n".join(rest)  # code is never touched
+    assert cited.endswith("Thanks for asking!")
+
+
+def test_nothing_is_attributed_without_shared_terms() -> None:
+    answer = "JWT is a signed token made of a header, a payload and a signature."
+    assert attribute_citations(answer, [SORT, READLINE]) == answer
+
+
+def test_model_citations_are_left_alone() -> None:
+    answer = "Use readline() to read one line from the stream [1]."
+    assert attribute_citations(answer, [SORT, READLINE]) == answer
+
+
+def test_tidy_answer_combines_the_steps() -> None:
+    answer = "Sort with `list.sort()` and a key function [9].\n\nSources:\n- [1] list.sort"
+    assert tidy_answer(answer, [SORT]) == "Sort with `list.sort()` and a key function [1]."
