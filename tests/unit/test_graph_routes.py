@@ -197,8 +197,9 @@ async def test_refines_once_when_results_are_weak(tmp_path: Path) -> None:
     evaluations = [s["message"] for s in result.steps if s["node"] == "evaluate_results"]
     assert evaluations[0].startswith("refine:")
     assert "already refined once" in evaluations[1]
-    # Only one source came back, so the answer's [2] had nothing to point at.
-    assert result.answer == ANSWER.replace(" [2]", "")
+    # The only result scored too low to cite: no sources, so no citations either.
+    assert result.sources == []
+    assert result.answer == ANSWER.replace(" [1]", "").replace(" [2]", "")
 
 
 async def test_korean_refinement_translates_with_canonical_question(tmp_path: Path) -> None:
@@ -351,3 +352,13 @@ async def test_plan_case_follows_the_listed_questions(
     deps, _ = make_deps(tmp_path, base_script(create_plan=reply))
     result = await Assistant(deps).ask("What is JWT? How do I fix CORS errors?")
     assert result.plan_case == case
+
+
+async def test_two_questions_keep_the_users_wording(tmp_path: Path) -> None:
+    paraphrase = json.dumps(
+        {"questions": ["How do I write a JWT?", "How to fix CORS errors?"], "same_subject": False}
+    )
+    deps, _ = make_deps(tmp_path, base_script(create_plan=paraphrase))
+    result = await Assistant(deps).ask("JWT가 뭐야? CORS 에러는 어떻게 해결해?")
+    assert "## 1. JWT가 뭐야?" in result.answer
+    assert "## 2. CORS 에러는 어떻게 해결해?" in result.answer

@@ -131,10 +131,13 @@ def answer_messages(
         template=ANSWER_TEMPLATES[intent],
     )
     body = format_sources(sources) if sources else "(no sources were found)"
-    reminder = f"Remember to cite sources inline as [1]–[{len(sources)}]." if sources else ""
+    name = LANGUAGE_NAMES.get(language, language)
+    reminder = f"Answer in {name}." + (
+        f" Cite sources inline as [1]–[{len(sources)}]." if sources else ""
+    )
     return [
         _system("generate_answer", system),
-        HumanMessage(f"{body}\n<message>\n{question}\n</message>\n{reminder}".rstrip()),
+        HumanMessage(f"{body}\n<message>\n{question}\n</message>\n{reminder}"),
     ]
 
 
@@ -148,7 +151,10 @@ def history_messages(
     )
     return [
         _system("generate_with_history", system),
-        HumanMessage(f"<history>\n{turns}\n</history>\n<message>\n{question}\n</message>"),
+        HumanMessage(
+            f"<history>\n{turns}\n</history>\n<message>\n{question}\n</message>\n"
+            f"Answer in {LANGUAGE_NAMES.get(language, language)}."
+        ),
     ]
 
 

@@ -44,6 +44,9 @@ async def plan_message(message: str, deps: Deps) -> tuple[PlanCase, list[str], s
         deps.llm, prompts.plan_messages(message), PlanOut, PlanOut(questions=[message])
     )
     case, questions = decide_case(result.value, message)
+    if case == "multiple_questions" and len(decision.candidates) == 2:
+        # The user's own wording is the most faithful; models paraphrase, sometimes wrongly.
+        questions = decision.candidates
     return case, questions, "model", result.fallback_reason
 
 

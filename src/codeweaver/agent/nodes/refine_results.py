@@ -9,6 +9,8 @@ from codeweaver.agent.state import SearchResult, SearchSubgraphState
 from codeweaver.agent.text import extractive_summary, overlap
 
 MIN_SNIPPET_CHARS = 40
+# A source score this low means only incidental words matched: citing it would mislead.
+MIN_SOURCE_SCORE = 0.35
 MAX_KEPT = 5
 # Blend of the source's own score and lexical overlap with the question.
 SOURCE_WEIGHT = 0.5
@@ -33,6 +35,9 @@ async def filter_and_score(state: SearchSubgraphState, deps: Deps) -> dict[str, 
     kept: list[SearchResult] = []
     for result in results:
         if not result.get("url") or len(result.get("snippet", "").strip()) < MIN_SNIPPET_CHARS:
+            continue
+        score = result.get("score")
+        if score is not None and score < MIN_SOURCE_SCORE:
             continue
         scored: SearchResult = {**result, "relevance": round(relevance(result, query), 3)}
         kept.append(scored)

@@ -111,10 +111,10 @@ def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[
 
 
 def dedupe(results: list[SearchResult]) -> list[SearchResult]:
-    """Keep the best-scored result per URL."""
+    """Keep the best-scored result per document: its stable reference, else its URL."""
     best: dict[str, SearchResult] = {}
     for result in results:
-        key = result.get("url") or result.get("reference") or result["title"]
+        key = result.get("reference") or result.get("url") or result["title"]
         kept = best.get(key)
         if kept is None or (result.get("score") or 0) > (kept.get("score") or 0):
             best[key] = result

@@ -120,7 +120,8 @@ class LoadedIndex:
 
     def query(self, text: str, limit: int) -> list[tuple[DocEntry, float, float]]:
         """Up to `limit` (entry, raw BM25 score, score in [0, 1)), best first."""
-        tokens = [t for t in query_tokens(text) if t in self._vocab]
+        asked = query_tokens(text)
+        tokens = [t for t in asked if t in self._vocab]
         if not tokens or limit <= 0 or not self.entries:
             return []
         scores = np.asarray(
@@ -130,7 +131,9 @@ class LoadedIndex:
         top = np.argpartition(-scores, k - 1)[:k]
         top = top[np.argsort(-scores[top], kind="stable")]
         plain = set(tokenize(text))
-        core = [t for t in tokens if t in plain or t.startswith("@")]
+        # Words the docs never mention still count: a query about "CORS" must not score
+        # well on documents that only match its other words.
+        core = [t for t in asked if t in plain or t.startswith("@")]
         half = SCORE_HALF_POINT * (self._idf_sum(core) or self._idf_sum(tokens))
         return [
             (self.entries[i], float(scores[i]), normalise_score(float(scores[i]), half))
@@ -139,15 +142,16 @@ class LoadedIndex:
         ]
 
     def _idf_sum(self, tokens: Iterable[str]) -> float:
-        """Sum of the (Lucene, as bm25s computes it) idf of the tokens found in the index."""
+        """Sum of the (Lucene, as bm25s computes it) idf of the tokens; a token absent from
+        the index has the highest idf (document frequency 0)."""
         indptr = self.retriever.scores["indptr"]
         n_docs = len(self.entries)
         total = 0.0
         for token in tokens:
             token_id = self._vocab.get(token)
-            if token_id is None or token_id + 1 >= len(indptr):
-                continue
-            df = int(indptr[token_id + 1] - indptr[token_id])
+            df = 0
+            if token_id is not None and token_id + 1 < len(indptr):
+                df = int(indptr[token_id + 1] - indptr[token_id])
             total += math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
         return total
 
