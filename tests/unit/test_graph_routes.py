@@ -362,3 +362,16 @@ async def test_two_questions_keep_the_users_wording(tmp_path: Path) -> None:
     result = await Assistant(deps).ask("JWT가 뭐야? CORS 에러는 어떻게 해결해?")
     assert "## 1. JWT가 뭐야?" in result.answer
     assert "## 2. CORS 에러는 어떻게 해결해?" in result.answer
+
+
+async def test_stream_reports_each_step_once_with_worker_labels(tmp_path: Path) -> None:
+    plan = json.dumps({"questions": ["What is JWT?", "What is CORS?"], "same_subject": False})
+    deps, _ = make_deps(tmp_path, base_script(create_plan=plan))
+    events = [e async for e in Assistant(deps).stream("What is JWT? What is CORS?")]
+    streamed = [(e.step["node"], e.step["message"]) for e in events if e.step is not None]
+    assert len(streamed) == len(set(streamed)), "a step was streamed twice"
+    final = events[-1].result
+    assert final is not None
+    assert sorted(streamed) == sorted((s["node"], s["message"]) for s in final.steps)
+    assert ("Q1/filter_and_score", "kept 3 of 3") in streamed
+    assert ("Q2/summarize_results", "summarised 3 results") in streamed

@@ -43,6 +43,9 @@ from codeweaver.agent.state import (
 )
 
 S = TypeVar("S")
+
+# Nodes that run a graph of their own; their inner steps stream from inside them.
+SUBGRAPH_NODES = frozenset({"search_subgraph", "run_single_question_worker"})
 Node = Callable[[S, Deps], Awaitable[dict[str, Any]]]
 Compiled = CompiledStateGraph[Any, Any, Any, Any]
 

@@ -56,14 +56,14 @@ STRATEGY_HELP = {
 }
 
 ANSWER_TEMPLATES: dict[Intent, str] = {
-    "debugging": "Structure: the likely cause, the fix with code, how to verify it.",
-    "learning": "Structure: a direct answer, a short code example, key points.",
-    "code_review": "Structure: issues found (most important first), improved code, why.",
+    "debugging": "Cover, in order: why it happens, the fix with code, how to check the fix.",
+    "learning": "Cover, in order: a direct answer, a short code example, the key points.",
+    "code_review": "Cover, in order: the issues (most important first), improved code, why.",
 }
 
 GENERATE_ANSWER = """You are CodeWeaver, a senior developer answering a colleague.
 {untrusted}
-Answer in {language}, in Markdown. {template}
+Answer in {language}, in Markdown; any headings in {language} too. {template}
 Cite the numbered sources inline: put [n] right after each sentence that uses source n, \
 for example "`sorted()` returns a new list [2]." Cite only the numbers given. \
 Where the sources say nothing, answer from general knowledge without a citation. \

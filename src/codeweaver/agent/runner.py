@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessageChunk, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from codeweaver.agent.deps import Deps
-from codeweaver.agent.graph import build_graph
+from codeweaver.agent.graph import SUBGRAPH_NODES, build_graph
 from codeweaver.agent.state import SearchResult, Step, is_reset
 from codeweaver.llm.structured import message_text
 
@@ -112,8 +112,8 @@ class Assistant:
                 final = chunk
             elif mode == "updates":
                 for node, update in chunk.items():
-                    if not namespace and node == "run_single_question_worker":
-                        continue  # its steps were already streamed from inside the worker
+                    if node in SUBGRAPH_NODES:
+                        continue  # their steps were already streamed from inside
                     for item in (update or {}).get("intermediate_steps", []) or []:
                         if not is_reset(item):
                             yield RunEvent("step", step=item, node=node)

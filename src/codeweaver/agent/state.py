@@ -115,6 +115,8 @@ class SearchTask(TypedDict):
 
 
 class SearchSubgraphInput(TypedDict, total=False):
+    is_worker: bool
+    worker_index: int
     question: str
     canonical_question: str
     search_query: str
