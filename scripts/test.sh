@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh dev
-.venv/bin/ruff check src tests bench
-.venv/bin/ruff format --check src tests bench
+.venv/bin/ruff check src tests
+.venv/bin/ruff format --check src tests
 .venv/bin/mypy
 .venv/bin/python -m pytest -q "$@"
