@@ -1,0 +1,5 @@
+"""`python -m codeweaver` runs the CLI."""
+
+from codeweaver.cli.app import main
+
+main()
