@@ -204,9 +204,9 @@ def test_expected_case_rejects_zero() -> None:
 
 def test_split_fixture_loads_with_all_three_cases() -> None:
     examples = load_split_examples(FIXTURES / "split_sample.jsonl")
-    assert len(examples) == 12
+    assert len(examples) == 13
     cases = [e.expected_case for e in examples]
-    assert (cases.count("single_topic"), cases.count("multiple_questions")) == (5, 4)
+    assert (cases.count("single_topic"), cases.count("multiple_questions")) == (6, 4)
     assert cases.count("too_many") == 3
     assert any(any("\uac00" <= ch <= "\ud7a3" for ch in e.message) for e in examples)
 
@@ -465,10 +465,10 @@ async def test_evaluate_split_on_fixture_with_reversing_oracle() -> None:
         return example.expected_case, list(reversed(example.questions))
 
     report = await evaluate_split(examples, plan)
-    assert report.fully_correct == len(examples) == 12
+    assert report.fully_correct == len(examples) == 13
 
     async def always_single(message: str) -> tuple[str, list[str]]:
         return "single_topic", [message]
 
     report = await evaluate_split(examples, always_single)
-    assert (report.case_correct, report.fully_correct) == (5, 5)
+    assert (report.case_correct, report.fully_correct) == (6, 6)

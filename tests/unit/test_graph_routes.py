@@ -73,7 +73,7 @@ async def test_citations_to_unlisted_sources_are_removed(tmp_path: Path) -> None
 async def test_two_questions_run_isolated_workers_and_combine(tmp_path: Path) -> None:
     message = "JWT가 뭐야? CORS 에러는 어떻게 해결해?"
     plan = json.dumps(
-        {"questions": ["JWT가 뭐야?", "CORS 에러는 어떻게 해결해?"], "same_subject": False},
+        {"questions": ["JWT가 뭐야?", "CORS 에러는 어떻게 해결해?"]},
         ensure_ascii=False,
     )
 
@@ -138,7 +138,7 @@ async def test_too_many_by_guard_never_calls_the_model(tmp_path: Path) -> None:
 
 
 async def test_too_many_by_model(tmp_path: Path) -> None:
-    plan = '{"questions": ["JWT", "CORS", "Docker"], "same_subject": false}'
+    plan = '{"questions": ["JWT", "CORS", "Docker"]}'
     deps, llm = make_deps(tmp_path, {"create_plan": plan})
     result = await Assistant(deps).ask("Explain JWT and also CORS, and Docker networking")
     assert llm.tasks() == ["create_plan"]
@@ -293,7 +293,7 @@ async def test_clarification_without_history_becomes_new_topic(tmp_path: Path) -
 
 
 async def test_multi_answers_and_steps_reset_between_turns(tmp_path: Path) -> None:
-    plan = json.dumps({"questions": ["What is JWT?", "What is CORS?"], "same_subject": False})
+    plan = json.dumps({"questions": ["What is JWT?", "What is CORS?"]})
     deps, _llm = make_deps(tmp_path, base_script(create_plan=plan))
     assistant = Assistant(deps, checkpointer=InMemorySaver())
     await assistant.ask("What is JWT? What is CORS?", "thread")
@@ -334,14 +334,14 @@ async def test_stream_emits_steps_then_tokens_then_result(tmp_path: Path) -> Non
     ("reply", "case"),
     [
         (
-            '{"questions": ["What is a decorator?", "How do I write one?"], "same_subject": true}',
+            '{"questions": ["What is a Python decorator?", "How do I write a decorator?"]}',
             "single_topic",
         ),
-        ('{"questions": ["What is JWT?", "What is JWT?"], "same_subject": false}', "single_topic"),
-        ('{"questions": ["What is JWT?"], "same_subject": false}', "single_topic"),
-        ('{"questions": ["a?", "b?", "c?"], "same_subject": true}', "too_many"),
+        ('{"questions": ["What is JWT?", "What is JWT?"]}', "single_topic"),
+        ('{"questions": ["What is JWT?"]}', "single_topic"),
+        ('{"questions": ["a?", "b?", "c?"]}', "too_many"),
         (
-            '{"questions": ["What is JWT?", "How to fix CORS?"], "same_subject": false}',
+            '{"questions": ["What is JWT?", "How to fix CORS?"]}',
             "multiple_questions",
         ),
     ],
@@ -355,9 +355,7 @@ async def test_plan_case_follows_the_listed_questions(
 
 
 async def test_two_questions_keep_the_users_wording(tmp_path: Path) -> None:
-    paraphrase = json.dumps(
-        {"questions": ["How do I write a JWT?", "How to fix CORS errors?"], "same_subject": False}
-    )
+    paraphrase = json.dumps({"questions": ["How do I write a JWT?", "How to fix CORS errors?"]})
     deps, _ = make_deps(tmp_path, base_script(create_plan=paraphrase))
     result = await Assistant(deps).ask("JWT가 뭐야? CORS 에러는 어떻게 해결해?")
     assert "## 1. JWT가 뭐야?" in result.answer
@@ -365,7 +363,7 @@ async def test_two_questions_keep_the_users_wording(tmp_path: Path) -> None:
 
 
 async def test_stream_reports_each_step_once_with_worker_labels(tmp_path: Path) -> None:
-    plan = json.dumps({"questions": ["What is JWT?", "What is CORS?"], "same_subject": False})
+    plan = json.dumps({"questions": ["What is JWT?", "What is CORS?"]})
     deps, _ = make_deps(tmp_path, base_script(create_plan=plan))
     events = [e async for e in Assistant(deps).stream("What is JWT? What is CORS?")]
     streamed = [(e.step["node"], e.step["message"]) for e in events if e.step is not None]

@@ -6,6 +6,7 @@ import pytest
 
 from codeweaver.agent.guard import guard, question_candidates
 from codeweaver.agent.language import answer_language, detect_language
+from codeweaver.agent.text import share_subject
 
 
 @pytest.mark.parametrize(
@@ -77,3 +78,26 @@ def test_language_detection(text: str, lang: str) -> None:
 def test_response_language_override() -> None:
     assert answer_language("JWT가 뭐야?", "en") == "en"
     assert answer_language("JWT가 뭐야?", None) == "ko"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        ("What is a Python decorator?", "How do I write a decorator?", True),
+        ("How do I sort a dict by value?", "How do I merge two dicts?", True),
+        ("파이썬 리스트와 튜플의 차이가 뭐야?", "언제 튜플을 써야 해?", True),
+        ("JWT가 뭐야?", "CORS 에러는 어떻게 해결해?", False),
+        (
+            "What is the difference between async/await and Promise?",
+            "When should I use String and when &str in Rust?",
+            False,
+        ),
+        (
+            "How do I read a CSV file with pandas?",
+            "What is the difference between a list and a tuple?",
+            False,
+        ),
+    ],
+)
+def test_two_questions_share_a_subject(first: str, second: str, same: bool) -> None:
+    assert share_subject(first, second) is same

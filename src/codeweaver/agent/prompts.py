@@ -20,11 +20,10 @@ UNTRUSTED = (
 
 CREATE_PLAN = """You split a developer's message into its questions.
 {untrusted}
-Reply with JSON only: {{"questions": ["..."], "same_subject": true}}
-- questions: each question of the message, rewritten to stand alone, in its language.
-- same_subject: true when every question is about one single thing (e.g. "what is a \
-decorator and how do I write one?"); false when they ask about different things \
-(e.g. "what is a mutex? how do I center a div?")."""
+Reply with JSON only: {{"questions": ["..."]}}
+List each question of the message once, rewritten to stand alone (replace "it" or \
+"that" by what it refers to), in the message's language. A message asking one thing \
+gives a list of one."""
 
 ANALYZE_QUESTION = """You analyse a developer's question in a conversation.
 {untrusted}

@@ -65,3 +65,55 @@ def extractive_summary(text: str, query: str, max_sentences: int = 3, max_chars:
     if len(summary) > max_chars:
         summary = summary[: max_chars - 1].rsplit(" ", 1)[0] + "…"
     return summary
+
+
+# Korean particles and endings that attach to a noun ("튜플의", "튜플을" → "튜플").
+_KO_SUFFIXES = (
+    "에서는",
+    "에서",
+    "으로",
+    "이랑",
+    "하고",
+    "에게",
+    "까지",
+    "부터",
+    "처럼",
+    "의",
+    "을",
+    "를",
+    "은",
+    "는",
+    "이",
+    "가",
+    "와",
+    "과",
+    "에",
+    "로",
+    "랑",
+    "도",
+    "만",
+)
+# Words that name no subject of their own: sharing them says nothing.
+_VAGUE_TEXT = """python javascript java rust go typescript language code program difference differ
+    different versus vs work works make best way error errors problem 차이 차이점 뭐야 뭔가요
+    어떻게 언제 왜 무엇 사용 방법 에러 오류 문제 해결 그리고 또 써 쓰는 해"""
+_VAGUE = frozenset(_VAGUE_TEXT.split())
+
+
+def _stem(word: str) -> str:
+    if "가" <= word[0] <= "힣":
+        for suffix in _KO_SUFFIXES:
+            if len(word) > len(suffix) + 1 and word.endswith(suffix):
+                return word[: -len(suffix)]
+        return word
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def subject_terms(text: str) -> set[str]:
+    """Distinctive words of a question, lightly stemmed, for comparing subjects."""
+    return {s for s in (_stem(t) for t in tokens(text)) if s not in _VAGUE and len(s) > 1}
+
+
+def share_subject(first: str, second: str) -> bool:
+    """Whether two questions are about the same thing (they name a common subject)."""
+    return bool(subject_terms(first) & subject_terms(second))

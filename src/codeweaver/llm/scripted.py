@@ -121,7 +121,7 @@ def echo_model() -> ScriptedChatModel:
 
     return ScriptedChatModel(
         script={
-            "create_plan": '{"questions": [], "same_subject": true}',
+            "create_plan": '{"questions": []}',
             "analyze_question": analyze,
             "classify_intent": '{"intent": "learning"}',
             "refine_search": '{"query": "python"}',

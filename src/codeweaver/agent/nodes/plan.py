@@ -12,6 +12,7 @@ from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.guard import guard
 from codeweaver.agent.language import answer_language
 from codeweaver.agent.state import GraphState, PlanCase, reset
+from codeweaver.agent.text import share_subject
 from codeweaver.llm.structured import ainvoke_structured
 
 
@@ -19,16 +20,16 @@ class PlanOut(BaseModel):
     """Small models list questions reliably but misjudge a named case, so they list."""
 
     questions: list[str] = Field(default_factory=list)
-    same_subject: bool = True
 
 
 def decide_case(plan: PlanOut, message: str) -> tuple[PlanCase, list[str]]:
-    """The case follows from how many distinct questions there are and whether they share
-    one subject (then the original message is searched as one topic)."""
+    """The case follows from the distinct questions listed. Two questions naming a common
+    subject are one topic seen from two angles, searched as the original message; the
+    model's own rewrite is compared because it resolves pronouns ("how do I use it?")."""
     questions = list(dict.fromkeys(q.strip() for q in plan.questions if q and q.strip()))
     if len(questions) >= 3:
         return "too_many", questions
-    if len(questions) == 2 and not plan.same_subject:
+    if len(questions) == 2 and not share_subject(*questions):
         return "multiple_questions", questions
     return "single_topic", [message]
 
