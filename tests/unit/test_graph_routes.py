@@ -350,7 +350,7 @@ async def test_plan_case_follows_the_listed_questions(
     tmp_path: Path, reply: str, case: str
 ) -> None:
     deps, _ = make_deps(tmp_path, base_script(create_plan=reply))
-    result = await Assistant(deps).ask("What is JWT? How do I fix CORS errors?")
+    result = await Assistant(deps).ask("Explain JWT and also how to fix CORS errors")
     assert result.plan_case == case
 
 

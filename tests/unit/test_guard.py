@@ -101,3 +101,22 @@ def test_response_language_override() -> None:
 )
 def test_two_questions_share_a_subject(first: str, second: str, same: bool) -> None:
     assert share_subject(first, second) is same
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("What is a closure in JavaScript?", "How is it different from a callback?"),
+        ("Why does my component re-render forever?", "How do I stop this?"),
+        ("What is a Python generator?", "Please explain with an example."),
+    ],
+)
+def test_back_references_keep_one_subject(first: str, second: str) -> None:
+    assert share_subject(first, second)
+
+
+def test_leading_joiners_are_dropped_from_candidates() -> None:
+    assert question_candidates("How do I center a div? And what is a mutex?") == [
+        "How do I center a div?",
+        "What is a mutex?",
+    ]

@@ -17,6 +17,7 @@ _FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _NUMBERED = re.compile(r"^\s*(?:\(?\d{1,2}[.)]|[-*•·]|[①-⑳]|Q\d*[:.)])\s+", re.IGNORECASE)
 _QUESTION_MARK = re.compile(r"[?？]")
+_LEADING_JOINER = re.compile(r"^(?:and also|and|also|plus|그리고|또한|또)[\s,]+", re.IGNORECASE)
 _SEPARATOR = re.compile(r"\s*(?:;|\s/\s|\s\|\s)\s*")
 _QUESTION_START = re.compile(
     r"^(how|what|why|when|where|which|who|whom|whose|can|could|is|are|does|do|did|should|"
@@ -84,8 +85,11 @@ def question_candidates(text: str) -> list[str]:
         line = _NUMBERED.sub("", raw_line, count=1).strip()
         for chunk in _SEPARATOR.split(line):
             for piece in _split_on_question_marks(chunk):
-                if _looks_like_question(piece, numbered):
-                    candidates.append(piece)
+                stripped = _LEADING_JOINER.sub("", piece)
+                if stripped != piece:  # "and what is X?" → "What is X?"
+                    stripped = stripped[:1].upper() + stripped[1:]
+                if _looks_like_question(stripped, numbered):
+                    candidates.append(stripped)
     return candidates
 
 

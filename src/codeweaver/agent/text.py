@@ -96,7 +96,8 @@ _KO_SUFFIXES = (
 # Words that name no subject of their own: sharing them says nothing.
 _VAGUE_TEXT = """python javascript java rust go typescript language code program difference differ
     different versus vs work works make best way error errors problem 차이 차이점 뭐야 뭔가요
-    어떻게 언제 왜 무엇 사용 방법 에러 오류 문제 해결 그리고 또 써 쓰는 해"""
+    어떻게 언제 왜 무엇 사용 방법 에러 오류 문제 해결 그리고 또 써 쓰는 해
+example examples sample code snippet 예제 예시 코드 보여줘 설명 좀"""
 _VAGUE = frozenset(_VAGUE_TEXT.split())
 
 
@@ -114,6 +115,14 @@ def subject_terms(text: str) -> set[str]:
     return {s for s in (_stem(t) for t in tokens(text)) if s not in _VAGUE and len(s) > 1}
 
 
+_BACK_REFERENCE = re.compile(
+    r"\b(it|its|this|that|these|those|they|them|one)\b|그거|그것|그건|이거|이것|이건|그럼",
+    re.IGNORECASE,
+)
+
+
 def share_subject(first: str, second: str) -> bool:
-    """Whether two questions are about the same thing (they name a common subject)."""
-    return bool(subject_terms(first) & subject_terms(second))
+    """Whether two questions are about one thing: they name a common subject, or the
+    second refers back to the first ("how do I stop it?") or names nothing of its own."""
+    one, two = subject_terms(first), subject_terms(second)
+    return bool(one & two) or not one or not two or bool(_BACK_REFERENCE.search(second))

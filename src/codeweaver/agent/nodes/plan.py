@@ -22,32 +22,37 @@ class PlanOut(BaseModel):
     questions: list[str] = Field(default_factory=list)
 
 
-def decide_case(plan: PlanOut, message: str) -> tuple[PlanCase, list[str]]:
-    """The case follows from the distinct questions listed. Two questions naming a common
-    subject are one topic seen from two angles, searched as the original message; the
-    model's own rewrite is compared because it resolves pronouns ("how do I use it?")."""
-    questions = list(dict.fromkeys(q.strip() for q in plan.questions if q and q.strip()))
-    if len(questions) >= 3:
-        return "too_many", questions
-    if len(questions) == 2 and not share_subject(*questions):
-        return "multiple_questions", questions
+def decide_case(questions: list[str], message: str) -> tuple[PlanCase, list[str]]:
+    """The case follows from the distinct questions. Two questions about one subject are
+    one topic seen from two angles, searched as the original message."""
+    distinct = list(dict.fromkeys(q.strip() for q in questions if q and q.strip()))
+    if len(distinct) >= 3:
+        return "too_many", distinct
+    if len(distinct) == 2 and not share_subject(*distinct):
+        return "multiple_questions", distinct
     return "single_topic", [message]
 
 
 async def plan_message(message: str, deps: Deps) -> tuple[PlanCase, list[str], str, str | None]:
-    """Decide the case: (case, questions, how it was decided, fallback reason)."""
+    """Decide the case: (case, questions, how it was decided, fallback reason).
+
+    Rules decide whenever the message's own punctuation and lines show its questions;
+    the model is asked only to list the questions of a message the rules cannot split
+    ("what is X and how do I use it?"). Small models list questions reliably but
+    misjudge a case named in the prompt, so the case is always derived from the list.
+    """
     decision = guard(message)
     if decision.case == "too_many":
         return "too_many", decision.candidates, f"guard: {decision.reason}", None
     if decision.case == "single_topic":
         return "single_topic", [message], f"rule: {decision.reason}", None
+    if len(decision.candidates) == 2:
+        case, questions = decide_case(decision.candidates, message)
+        return case, questions, "rule: two question candidates", None
     result = await ainvoke_structured(
         deps.llm, prompts.plan_messages(message), PlanOut, PlanOut(questions=[message])
     )
-    case, questions = decide_case(result.value, message)
-    if case == "multiple_questions" and len(decision.candidates) == 2:
-        # The user's own wording is the most faithful; models paraphrase, sometimes wrongly.
-        questions = decision.candidates
+    case, questions = decide_case(result.value.questions, message)
     return case, questions, "model", result.fallback_reason
 
 
