@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from codeweaver.agent.guard import guard, question_candidates
+from codeweaver.agent.guard import (
+    depends_on_context,
+    followup_type,
+    guard,
+    question_candidates,
+)
 from codeweaver.agent.language import answer_language, detect_language
 from codeweaver.agent.text import share_subject
 
@@ -120,3 +125,41 @@ def test_leading_joiners_are_dropped_from_candidates() -> None:
         "How do I center a div?",
         "What is a mutex?",
     ]
+
+
+@pytest.mark.parametrize(
+    ("question", "previous", "expected"),
+    [
+        ("How do I read a file?", None, "new_topic"),
+        ("그럼 예제 코드도 보여줘", "How do I read a file line by line?", "clarification"),
+        ("Can you show an example?", "How do I read a file line by line?", "clarification"),
+        ("Is it thread-safe?", "How do I append to a list?", "clarification"),
+        ("What about writing?", "How do I read a file?", "clarification"),
+        (
+            "How do I write a file line by line?",
+            "How do I read a file line by line?",
+            "independent",
+        ),
+        (
+            "How do I sort a list of dicts by key?",
+            "How do I read a file line by line?",
+            "new_topic",
+        ),
+    ],
+)
+def test_followup_type(question: str, previous: str | None, expected: str) -> None:
+    assert followup_type(question, previous) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "personal"),
+    [
+        ("How do I read a file line by line?", False),
+        ("Why does my build fail?", True),
+        ("내 코드가 왜 느려?", True),
+        ("Why does this fail?\n```python\nx = 1/0\n```", True),
+        ("What is a mutex?", False),
+    ],
+)
+def test_depends_on_context(question: str, personal: bool) -> None:
+    assert depends_on_context(question) is personal

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from codeweaver.agent.state import PlanCase
+from codeweaver.agent.state import PlanCase, QuestionType
+from codeweaver.agent.text import refers_back, subject_terms
 
 _FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -107,3 +108,35 @@ def guard(text: str) -> GuardDecision:
     if len(candidates) <= 1 and marks <= 1 and not _JOINERS.search(prose):
         return GuardDecision("single_topic", candidates, marks, "one question")
     return GuardDecision(None, candidates, marks, "needs the model")
+
+
+_PERSONAL = re.compile(
+    r"\b(my|mine|our|we|i'm|i am|i've|i have)\b|내\s|제\s|저의|나의|우리|제가|내가", re.IGNORECASE
+)
+_FOLLOW_UP_START = re.compile(
+    r"^\s*(what about|how about|and |also |then |so |why not|그럼|그러면|그건|그거|또|근데)",
+    re.IGNORECASE,
+)
+
+
+def followup_type(question: str, previous_question: str | None) -> QuestionType:
+    """How a question relates to the conversation, from its words alone.
+
+    Small models call nearly everything a clarification, so this is decided by rules: a
+    question that refers back ("show me an example", "is it thread-safe?", "그럼 …") or
+    names nothing of its own follows up the previous answer; one that shares a subject
+    with the previous question is independent; anything else starts a new topic.
+    """
+    if previous_question is None:
+        return "new_topic"
+    own = subject_terms(question)
+    if not own or _FOLLOW_UP_START.match(question) or refers_back(question):
+        return "clarification"
+    if own & subject_terms(previous_question):
+        return "independent"
+    return "new_topic"
+
+
+def depends_on_context(question: str) -> bool:
+    """Whether the answer depends on the asker's own code or setup (then never cached)."""
+    return bool(_PERSONAL.search(strip_code(question))) or "```" in question

@@ -25,16 +25,11 @@ List each question of the message once, rewritten to stand alone (replace "it" o
 "that" by what it refers to), in the message's language. A message asking one thing \
 gives a list of one."""
 
-ANALYZE_QUESTION = """You analyse a developer's question in a conversation.
+ANALYZE_QUESTION = """You translate a developer's question into English.
 {untrusted}
-Reply with JSON only:
-{{"question_type": "...", "should_cache": true, "canonical_question": "..."}}
-- question_type: "clarification" if it asks about the previous answer (more detail, an \
-example, "that", "it"); "new_topic" if it starts a new subject; "independent" if it \
-stands alone but relates to the conversation.
-- should_cache: false if the answer depends on the conversation or personal context.
-- canonical_question: the question as one short, self-contained English sentence, \
-lowercase, no greeting."""
+Reply with JSON only: {{"canonical_question": "..."}}
+canonical_question: the question as one short, self-contained English sentence that \
+keeps every technical term, version and direction (e.g. "string to int")."""
 
 CLASSIFY_INTENT = """You classify a developer's question.
 {untrusted}
@@ -85,15 +80,10 @@ def plan_messages(message: str) -> list[BaseMessage]:
     ]
 
 
-def analyze_messages(question: str, previous_answer: str | None) -> list[BaseMessage]:
-    context = (
-        f"<previous_answer>\n{previous_answer}\n</previous_answer>\n"
-        if previous_answer
-        else "There is no previous answer in this conversation.\n"
-    )
+def analyze_messages(question: str) -> list[BaseMessage]:
     return [
         _system("analyze_question", ANALYZE_QUESTION.format(untrusted=UNTRUSTED)),
-        HumanMessage(f"{context}<message>\n{question}\n</message>"),
+        HumanMessage(f"<message>\n{question}\n</message>"),
     ]
 
 

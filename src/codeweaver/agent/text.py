@@ -125,4 +125,9 @@ def share_subject(first: str, second: str) -> bool:
     """Whether two questions are about one thing: they name a common subject, or the
     second refers back to the first ("how do I stop it?") or names nothing of its own."""
     one, two = subject_terms(first), subject_terms(second)
-    return bool(one & two) or not one or not two or bool(_BACK_REFERENCE.search(second))
+    return bool(one & two) or not one or not two or refers_back(second)
+
+
+def refers_back(text: str) -> bool:
+    """Whether the text points at something said before ("it", "that", "그거")."""
+    return bool(_BACK_REFERENCE.search(text))

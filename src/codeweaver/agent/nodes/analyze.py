@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import AnyMessage
 from pydantic import BaseModel
 
 from codeweaver.agent import prompts
 from codeweaver.agent.deps import Deps, step
+from codeweaver.agent.guard import depends_on_context, followup_type
+from codeweaver.agent.language import is_english
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.state import GraphState
 from codeweaver.llm.structured import ainvoke_structured, message_text
@@ -20,9 +22,7 @@ HISTORY_TURNS = 6
 HISTORY_CHARS = 1500
 
 
-class AnalyzeOut(BaseModel):
-    question_type: Literal["clarification", "new_topic", "independent"] = "new_topic"
-    should_cache: bool = False
+class CanonicalOut(BaseModel):
     canonical_question: str = ""
 
 
@@ -34,33 +34,52 @@ def previous_answer(messages: list[AnyMessage]) -> str | None:
     return None
 
 
+def previous_question(messages: list[AnyMessage]) -> str | None:
+    """The last user message before the current question, if any."""
+    for message in reversed(messages[:-1] if messages else []):
+        if message.type == "human":
+            return message_text(message)
+    return None
+
+
+def tidy_question(text: str) -> str:
+    return " ".join(text.split())
+
+
 async def analyze_question(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """Relation to the conversation and cacheability by rule; the model is asked only to
+    put a non-English question into English, so every cache key is English."""
     question = state.get("question", "")
-    previous = previous_answer(state.get("messages") or [])
-    result = await ainvoke_structured(
-        deps.llm,
-        prompts.analyze_messages(question, previous[:HISTORY_CHARS] if previous else None),
-        AnalyzeOut,
-        AnalyzeOut(question_type="new_topic", should_cache=False, canonical_question=question),
-    )
-    out = result.value
-    question_type = out.question_type
-    if question_type == "clarification" and previous is None:
-        question_type = "new_topic"  # nothing to clarify in an empty thread
-    canonical = " ".join(out.canonical_question.split()) or question
-    steps = [
+    messages = state.get("messages") or []
+    earlier = previous_question(messages) if previous_answer(messages) is not None else None
+    question_type = followup_type(question, earlier)
+    should_cache = question_type != "clarification" and not depends_on_context(question)
+    steps = []
+    canonical = tidy_question(question)
+    if question_type != "clarification" and not is_english(question):
+        result = await ainvoke_structured(
+            deps.llm,
+            prompts.analyze_messages(question),
+            CanonicalOut,
+            CanonicalOut(canonical_question=canonical),
+        )
+        canonical = tidy_question(result.value.canonical_question) or canonical
+        if result.fallback_reason or not is_english(canonical):
+            should_cache = False  # a key that is not English would never meet its twin
+            reason = result.fallback_reason or "the model did not answer in English"
+            steps.append(step("analyze_question", "error", f"no English form: {reason}"))
+    steps.insert(
+        0,
         step(
             "analyze_question",
             "think",
             f"{question_type}; cache key: {canonical}",
-            should_cache=out.should_cache,
-        )
-    ]
-    if result.fallback_reason:
-        steps.append(step("analyze_question", "error", f"fell back: {result.fallback_reason}"))
+            should_cache=should_cache,
+        ),
+    )
     return {
         "question_type": question_type,
-        "should_cache": out.should_cache,
+        "should_cache": should_cache,
         "canonical_question": canonical,
         "intermediate_steps": steps,
     }
