@@ -43,6 +43,8 @@ from codeweaver.sources.installed_docs.collect import (
 from codeweaver.sources.installed_docs.tokenizer import entry_tokens, query_tokens, tokenize
 
 logger = logging.getLogger(__name__)
+# bm25s forces its own logger to DEBUG on import, which would print index internals.
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 FORMAT_VERSION = 1
 BM25_K1 = 1.0
