@@ -1,0 +1,77 @@
+"""Settings precedence and the model registry's errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from codeweaver.agent.prompts import answer_messages
+from codeweaver.config import DEFAULT_MODEL, Settings
+from codeweaver.llm.registry import ModelConfigError, ModelRef, create_chat_model
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name in ("CODEWEAVER_MODEL", "LLM_PROVIDER", "RESPONSE_LANGUAGE", "GITHUB_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def test_default_then_dotenv_then_env_then_explicit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    assert Settings().model == DEFAULT_MODEL
+    (tmp_path / ".env").write_text("CODEWEAVER_MODEL=ollama:from-dotenv\nRESPONSE_LANGUAGE=ko\n")
+    assert Settings().model == "ollama:from-dotenv"
+    monkeypatch.setenv("CODEWEAVER_MODEL", "openai:from-env")
+    assert Settings().model == "openai:from-env"
+    assert Settings(model="anthropic:explicit").model == "anthropic:explicit"
+    assert Settings().response_language == "ko"
+
+
+def test_llm_provider_alias(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_PROVIDER", "google_genai:gemini-2.0-flash")
+    assert Settings().model == "google_genai:gemini-2.0-flash"
+
+
+def test_model_without_provider_is_rejected() -> None:
+    with pytest.raises(ValidationError, match="provider:model"):
+        Settings(model="gpt-4o")
+
+
+def test_secrets_are_reported_as_set_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_value")
+    settings = Settings()
+    assert settings.key_status()["GITHUB_TOKEN"] is True
+    assert "ghp_value" not in repr(settings)
+
+
+def test_sources_selection() -> None:
+    assert Settings().source_enabled("installed_docs")
+    chosen = Settings(enabled_sources="github, installed_docs")
+    assert chosen.source_enabled("installed_docs") and not chosen.source_enabled("stackoverflow")
+    assert not Settings(enabled_sources="none").source_enabled("github")
+
+
+def test_model_ref_parsing() -> None:
+    assert ModelRef.parse("local:/models/x.gguf") == ModelRef("local", "/models/x.gguf")
+    with pytest.raises(ModelConfigError):
+        ModelRef.parse("local:")
+
+
+def test_cloud_provider_needs_its_key_or_extra(tmp_path: Path) -> None:
+    with pytest.raises(ModelConfigError, match=r"codeweaver\[openai\]|OPENAI_API_KEY"):
+        create_chat_model("openai:gpt-4o", Settings())
+
+
+def test_unknown_local_alias() -> None:
+    with pytest.raises(ModelConfigError, match="unknown local model"):
+        create_chat_model("local:llama-70b", Settings())
+
+
+def test_scripted_echo_is_available() -> None:
+    model = create_chat_model("scripted:echo", Settings())
+    reply = model.invoke(answer_messages("What is a venv?", "en", "learning", []))
+    assert reply.content == "Scripted answer to: What is a venv?"
