@@ -113,3 +113,35 @@ def test_cache_commands(env: dict[str, str]) -> None:
     assert runner.invoke(app, ["cache", "forget", "what is a venv"]).exit_code == 0
     assert runner.invoke(app, ["cache", "forget", "what is a venv"]).exit_code == 1
     assert "entries: 0" in runner.invoke(app, ["cache", "stats"]).stdout
+
+
+def test_eval_split_json(env: dict[str, str]) -> None:
+    fixture = Path(__file__).parents[1] / "fixtures" / "split_sample.jsonl"
+    result = CliRunner().invoke(app, ["eval", "split", "--file", str(fixture), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["total"] == 13
+    assert set(report["per_case"]) == {"single_topic", "multiple_questions", "too_many"}
+
+
+def test_eval_intent_reports_accuracy(env: dict[str, str], tmp_path: Path) -> None:
+    data = tmp_path / "intent.jsonl"
+    rows = [
+        {"question": "Why does this raise KeyError?", "questionMetadata": {"type": "debugging"}},
+        {"question": "How do I merge dicts?", "questionMetadata": {"type": "implementation"}},
+    ]
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    result = CliRunner().invoke(app, ["eval", "intent", "--file", str(data), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    # scripted:echo always answers "learning": one of two right.
+    assert report["accuracy"] == 0.5
+    assert report["per_class"]["learning"]["recall"] == 1.0
+
+
+def test_eval_malformed_file_names_the_line(env: dict[str, str], tmp_path: Path) -> None:
+    data = tmp_path / "bad.jsonl"
+    data.write_text('{"question": "ok", "intent": "learning"}\n{not json\n')
+    result = CliRunner().invoke(app, ["eval", "intent", "--file", str(data)])
+    assert result.exit_code == 2
+    assert ":2:" in result.stderr

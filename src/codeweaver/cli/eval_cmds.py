@@ -39,7 +39,12 @@ def _run(coro_factory: Any, total: int, as_json: bool) -> Any:
         return asyncio.run(coro_factory(lambda done, _t: progress.update(task, completed=done)))
 
 
-def _print_report(title: str, data: dict[str, Any], headline: list[tuple[str, str]]) -> None:
+def _print_report(
+    title: str, data: dict[str, Any], headline: list[tuple[str, str]], as_json: bool
+) -> None:
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
     from rich.console import Console
     from rich.table import Table
 
@@ -104,14 +109,11 @@ def eval_intent(
         len(examples),
         as_json,
     )
-    data = report.to_dict()
-    if as_json:
-        typer.echo(json.dumps(data, indent=2))
-        return
     _print_report(
         f"intent on {file} ({deps.model_name})",
-        data,
+        report.to_dict(),
         [("examples", "total"), ("accuracy", "accuracy"), ("fell back to default", "fallbacks")],
+        as_json,
     )
 
 
@@ -136,16 +138,13 @@ def eval_split(
         len(examples),
         as_json,
     )
-    data = report.to_dict()
-    if as_json:
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
-        return
     _print_report(
         f"split on {file} ({deps.model_name})",
-        data,
+        report.to_dict(),
         [
             ("messages", "total"),
             ("case right", "case_accuracy"),
             ("case and questions right", "full_accuracy"),
         ],
+        as_json,
     )
