@@ -375,3 +375,24 @@ async def test_stream_reports_each_step_once_with_worker_labels(tmp_path: Path) 
     assert sorted(streamed) == sorted((s["node"], s["message"]) for s in final.steps)
     assert ("Q1/filter_and_score", "kept 3 of 3") in streamed
     assert ("Q2/summarize_results", "summarised 3 results") in streamed
+
+
+async def test_turn_result_does_not_carry_the_previous_question_type(tmp_path: Path) -> None:
+    deps, _ = make_deps(tmp_path, base_script())
+    assistant = Assistant(deps, checkpointer=InMemorySaver())
+    first = await assistant.ask("How do I read a file line by line in Python?", "t")
+    assert first.question_type == "new_topic"
+    second = await assistant.ask("JWT? CORS? Docker?", "t")
+    assert second.question_type is None
+
+
+async def test_follow_up_failure_ends_the_turn_with_a_message(tmp_path: Path) -> None:
+    def boom(messages: object) -> str:
+        raise RuntimeError("model crashed")
+
+    deps, _ = make_deps(tmp_path, base_script(generate_with_history=boom))
+    assistant = Assistant(deps, checkpointer=InMemorySaver())
+    await assistant.ask("How do I read a file line by line in Python?", "t")
+    follow = await assistant.ask("Can you show an example?", "t")
+    assert "follow-up failed: RuntimeError: model crashed" in follow.answer
+    assert any(s["kind"] == "error" for s in follow.steps)

@@ -80,7 +80,7 @@ class GraphState(TypedDict, total=False):
     plan_case: PlanCase
     sub_questions: list[str]
     # analyze_question
-    question_type: QuestionType
+    question_type: QuestionType | None
     should_cache: bool
     canonical_question: str
     # check_cache

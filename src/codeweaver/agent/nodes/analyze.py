@@ -9,6 +9,7 @@ from langchain_core.messages import AnyMessage
 from pydantic import BaseModel
 
 from codeweaver.agent import prompts
+from codeweaver.agent.citations import tidy_answer
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.guard import depends_on_context, followup_type
 from codeweaver.agent.language import is_english
@@ -105,12 +106,11 @@ async def generate_with_history(state: GraphState, deps: Deps) -> dict[str, Any]
     prompt = prompts.history_messages(_history(messages), question, state.get("language", "en"))
     sources = state.get("sources") or []
     try:
-        answer = message_text(await deps.llm.ainvoke(prompt)).strip()
+        answer = tidy_answer(message_text(await deps.llm.ainvoke(prompt)), sources)
     except Exception as exc:  # a failed follow-up must still end the turn cleanly
         logger.warning("follow-up generation failed: %s", exc)
-        answer = ""
         note = f"follow-up failed: {type(exc).__name__}: {exc}"
-        update = finish(state, "generate_with_history", answer or note, sources, note)
+        update = finish(state, "generate_with_history", note, sources, note)
         update["intermediate_steps"].insert(0, step("generate_with_history", "error", note))
         return update
     return finish(

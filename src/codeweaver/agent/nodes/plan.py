@@ -74,6 +74,7 @@ async def create_plan(state: GraphState, deps: Deps) -> dict[str, Any]:
         "refinement_count": 0,
         "refine_strategy": None,
         "cached_result": None,
+        "question_type": None,
         "search_query": "",
         "is_worker": False,
     }
