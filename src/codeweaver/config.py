@@ -68,6 +68,34 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("enabled_sources", "CODEWEAVER_SOURCES"),
         description="Comma-separated source names to use, `all`, or `none`.",
     )
+    http_timeout: float = Field(
+        default=8.0,
+        gt=0,
+        validation_alias=AliasChoices("http_timeout", "CODEWEAVER_HTTP_TIMEOUT"),
+        description="Seconds an online source may take per request.",
+    )
+    connect_timeout: float = Field(
+        default=1.0,
+        gt=0,
+        validation_alias=AliasChoices("connect_timeout", "CODEWEAVER_CONNECT_TIMEOUT"),
+        description="Seconds to establish a connection; an unreachable network fails fast.",
+    )
+    local_code_paths: str = Field(
+        default="",
+        validation_alias=AliasChoices("local_code_paths", "CODEWEAVER_CODE_PATHS"),
+        description="Folders searched by the local code source, separated by the OS path "
+        "separator; default: the git repository of the working directory.",
+    )
+    docs_domains_file: Path | None = Field(
+        default=None,
+        validation_alias=AliasChoices("docs_domains_file", "CODEWEAVER_DOCS_DOMAINS"),
+        description="JSON file overriding the technology → official docs domains table.",
+    )
+    embedding_model: str = Field(
+        default="minilm",
+        validation_alias=AliasChoices("embedding_model", "CODEWEAVER_EMBEDDINGS"),
+        description="Embedder by name: `minilm` (embedded) or `sentence-transformers:<model>`.",
+    )
     cache_enabled: bool = Field(
         default=True, validation_alias=AliasChoices("cache_enabled", "CODEWEAVER_CACHE")
     )
@@ -137,6 +165,10 @@ class Settings(BaseSettings):
     @property
     def answer_cache_path(self) -> Path:
         return self.data_dir / "answer_cache.sqlite"
+
+    @property
+    def qdrant_path(self) -> Path:
+        return self.data_dir / "qdrant"
 
     @property
     def models_dir(self) -> Path:
