@@ -8,7 +8,15 @@ from codeweaver.agent.graph import build_graph, build_worker_graph
 from tests.fakes import make_deps
 
 END, START = "__end__", "__start__"
-SOURCES = ["search_stackoverflow", "search_github", "search_official_docs"]
+# SPEC §2's three named source nodes "& other sources".
+SOURCES = [
+    "search_stackoverflow",
+    "search_github",
+    "search_official_docs",
+    "search_web",
+    "search_knowledge_base",
+    "search_local_code",
+]
 
 # (source, target, conditional) exactly as drawn in SPEC §2.
 SPEC_EDGES = {

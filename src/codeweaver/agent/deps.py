@@ -14,19 +14,38 @@ from codeweaver.memory.cache import AnswerCache, NullCache
 from codeweaver.sources.base import Source
 
 # Graph search node → candidate sources, in order of preference: the first usable one
-# answers. Adding an online source is a new entry here, never a branch in a node.
+# answers. Adding a source is a new entry here, never a branch in a node.
 SEARCH_NODES: dict[str, tuple[str, ...]] = {
     "search_stackoverflow": ("stackoverflow",),
     "search_github": ("github",),
-    "search_official_docs": ("installed_docs",),
+    "search_official_docs": ("tavily_docs", "installed_docs"),
+    "search_web": ("web",),
+    "search_knowledge_base": ("knowledge_base",),
+    "search_local_code": ("local_code",),
 }
+# The node that always has an offline source (installed docs): the fan-out's fallback.
+BASELINE_NODE = "search_official_docs"
 
-# How many results each node asks for, per intent, as a multiple of the configured base.
+# Results each node asks for, per intent, as a multiple of the configured base; 0 means
+# the node does not run for that intent (your own code rarely answers "what is X?").
 RESULT_POLICY: dict[str, dict[str, float]] = {
     "search_stackoverflow": {"debugging": 2.0, "learning": 1.0, "code_review": 1.0},
     "search_github": {"debugging": 1.0, "learning": 1.0, "code_review": 1.5},
     "search_official_docs": {"debugging": 1.0, "learning": 1.0, "code_review": 1.0},
+    "search_web": {"debugging": 0.6, "learning": 0.6, "code_review": 0.0},
+    "search_knowledge_base": {"debugging": 1.0, "learning": 1.0, "code_review": 1.0},
+    "search_local_code": {"debugging": 1.0, "learning": 0.0, "code_review": 1.5},
 }
+
+
+@dataclass(frozen=True)
+class PlannedSearch:
+    """One search node for one question: the source that runs it, or why it is skipped."""
+
+    node: str
+    source: str | None
+    limit: int
+    skip_reason: str = ""
 
 
 @dataclass
@@ -54,7 +73,20 @@ class Deps:
 
     def result_limit(self, node: str, intent: str) -> int:
         factor = RESULT_POLICY.get(node, {}).get(intent, 1.0)
-        return max(1, round(self.settings.results_per_source * factor))
+        return max(1, round(self.settings.results_per_source * factor)) if factor else 0
+
+    def search_plan(self, intent: str) -> list[PlannedSearch]:
+        """Every search node with its source and result count for this intent."""
+        plan: list[PlannedSearch] = []
+        for node in SEARCH_NODES:
+            limit = self.result_limit(node, intent)
+            if not limit:
+                plan.append(PlannedSearch(node, None, 0, f"not used for {intent} questions"))
+                continue
+            source, why_not = self.source_for(node)
+            name = source.name if source else None
+            plan.append(PlannedSearch(node, name, limit, "" if source else why_not))
+        return plan
 
 
 def label_steps(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]:

@@ -12,9 +12,16 @@ from langgraph.types import Send
 from pydantic import BaseModel
 
 from codeweaver.agent import prompts
-from codeweaver.agent.deps import SEARCH_NODES, Deps, label_steps, step
+from codeweaver.agent.deps import BASELINE_NODE, Deps, PlannedSearch, label_steps, step
 from codeweaver.agent.language import is_english
-from codeweaver.agent.state import GraphState, RefineStrategy, SearchResult, SearchTask, reset
+from codeweaver.agent.state import (
+    GraphState,
+    RefineStrategy,
+    SearchResult,
+    SearchTask,
+    Step,
+    reset,
+)
 from codeweaver.llm.structured import Structured, ainvoke_structured
 
 logger = logging.getLogger(__name__)
@@ -39,40 +46,53 @@ async def predict_intent(llm: BaseChatModel, question: str) -> Structured[Intent
     )
 
 
+def skipped_steps(deps: Deps, intent: str) -> list[Step]:
+    """A step per search node that will not run, saying why."""
+    return [
+        step(p.node, "observe", f"skipped: {p.skip_reason}")
+        for p in deps.search_plan(intent)
+        if p.source is None
+    ]
+
+
 async def classify_intent(state: GraphState, deps: Deps) -> dict[str, Any]:
     query = state.get("search_query") or state.get("question", "")
     if state.get("refinement_count", 0) and state.get("intent"):
         # Refinement changes the query, not what the user wants.
-        return {
-            "search_query": query,
-            "intermediate_steps": [
-                step("classify_intent", "think", f"{state['intent']} (kept); query: {query}")
-            ],
-        }
+        intent = state["intent"]
+        steps = [step("classify_intent", "think", f"{intent} (kept); query: {query}")]
+        return {"search_query": query, "intermediate_steps": steps + skipped_steps(deps, intent)}
     result = await predict_intent(deps.llm, state.get("question", ""))
-    steps = [step("classify_intent", "think", result.value.intent)]
+    intent = result.value.intent
+    steps = [step("classify_intent", "think", intent)]
     if result.fallback_reason:
         steps.append(step("classify_intent", "error", f"fell back: {result.fallback_reason}"))
-    return {"intent": result.value.intent, "search_query": query, "intermediate_steps": steps}
+    steps += skipped_steps(deps, intent)
+    return {"intent": intent, "search_query": query, "intermediate_steps": steps}
 
 
 def make_fanout(deps: Deps) -> Callable[[GraphState], list[Send]]:
     def fanout_sources(state: GraphState) -> list[Send]:
-        """One `Send` per search node: every source runs in parallel."""
+        """One `Send` per usable source chosen for the intent: all run in parallel."""
         intent = state.get("intent", "learning")
+        active = [p for p in deps.search_plan(intent) if p.source is not None]
+        if not active:
+            # Nothing usable: the baseline node still runs, so the turn reaches
+            # collect_results and the steps say why it found nothing.
+            active = [PlannedSearch(BASELINE_NODE, None, deps.settings.results_per_source)]
         return [
             Send(
-                node,
+                planned.node,
                 SearchTask(
                     query=state.get("search_query") or state.get("question", ""),
                     intent=intent,
-                    limit=deps.result_limit(node, intent),
+                    limit=planned.limit,
                     question=state.get("question", ""),
                     is_worker=state.get("is_worker", False),
                     worker_index=state.get("worker_index", 0),
                 ),
             )
-            for node in SEARCH_NODES
+            for planned in active
         ]
 
     return fanout_sources
