@@ -3,9 +3,9 @@
 Three sources talk HTTP through the shared client to a server on loopback that answers
 each request after D ms. The graph's search stage (classify_intent's fan-out to
 collect_results) is timed against the same three sources called one after another.
-Then every registered online source is pointed at an unreachable network (a closed
-port on loopback, and a name that cannot resolve) and the time until all are skipped
-is measured.
+Then every online source is cut off from the network (its traffic sent to a refused
+port, or to a proxy host that does not resolve) and the time until all are skipped is
+measured.
 
     .venv/bin/python bench/fanout.py [--delay-ms 300] [--repeats 5]
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import socket
 import statistics
 import tempfile
@@ -24,13 +25,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from pydantic import SecretStr
+
 from codeweaver.agent.deps import Deps
 from codeweaver.agent.runner import Assistant
 from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.config import Settings
 from codeweaver.llm.scripted import echo_model
 from codeweaver.sources.base import SourceError, SourceStatus, create_source
-from codeweaver.sources.http import HttpPolicy, SourceHttpClient
+from codeweaver.sources.http import SourceHttpClient
 
 
 def serve(delay: float) -> tuple[ThreadingHTTPServer, int]:
@@ -98,39 +101,45 @@ async def sequential(sources: list[LoopbackSource]) -> float:
     return time.perf_counter() - started
 
 
+ONLINE_SOURCES = ["stackoverflow", "github", "tavily_docs", "web"]
+PROXY_VARIABLES = ["ALL_PROXY", "HTTPS_PROXY", "HTTP_PROXY", "DDGS_PROXY"]
+
+
 def closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
 
 
-async def offline_skip(settings: Settings, base_url: str) -> tuple[float, dict[str, str]]:
-    """Every online source pointed at `base_url`: seconds until all have given up."""
-    names = ["stackoverflow", "github", "tavily_docs", "web"]
-    sources = []
-    for name in names:
-        try:
-            source = create_source(name, settings)
-        except KeyError:
-            continue
-        http = getattr(source, "http", None) or getattr(source, "_http", None)
-        if isinstance(http, SourceHttpClient):
-            http.base_url = base_url
-            http.policy = HttpPolicy(timeout=settings.http_timeout, connect_timeout=1.0)
-        sources.append(source)
+async def offline_skip(proxy: str) -> tuple[float, dict[str, str]]:
+    """Every online source with all traffic sent to a dead `proxy`: seconds until all
+    have given up. The sources are the real ones, unmodified: httpx and ddgs honour the
+    proxy variables, which makes any network unreachable without touching the code."""
+    saved = {k: os.environ.get(k) for k in PROXY_VARIABLES}
+    os.environ.update(dict.fromkeys(PROXY_VARIABLES, proxy))
+    try:
+        settings = Settings(
+            github_token=SecretStr("bench-token"), tavily_api_key=SecretStr("bench-key")
+        )
+        sources = [create_source(name, settings) for name in ONLINE_SOURCES]
 
-    async def attempt(source: Any) -> str:
-        try:
-            await source.search("How do I read a file?", "learning", 5)
-        except SourceError as exc:
-            return f"skipped: {exc}"
-        return "answered"
+        async def attempt(source: Any) -> str:
+            try:
+                await source.search("How do I read a file?", "learning", 5)
+            except SourceError as exc:
+                return f"skipped: {exc}"
+            return "answered"
 
-    started = time.perf_counter()
-    outcomes = await asyncio.gather(*(attempt(s) for s in sources))
-    return time.perf_counter() - started, {
-        s.name: o for s, o in zip(sources, outcomes, strict=True)
-    }
+        started = time.perf_counter()
+        outcomes = await asyncio.gather(*(attempt(s) for s in sources))
+        took = time.perf_counter() - started
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return took, {s.name: o for s, o in zip(sources, outcomes, strict=True)}
 
 
 async def main() -> None:
@@ -161,12 +170,11 @@ async def main() -> None:
     )
     print(f"  sequential / fan-out : {sequential_s / parallel_s:.2f}")
 
-    settings = Settings(github_token="bench-token", tavily_api_key="bench-key")
-    for label, url in [
-        ("closed port on loopback", f"http://127.0.0.1:{closed_port()}"),
-        ("unresolvable host", "https://no-such-host.invalid"),
+    for label, proxy in [
+        ("connection refused", f"http://127.0.0.1:{closed_port()}"),
+        ("host does not resolve", "http://no-such-host.invalid:3128"),
     ]:
-        took, outcomes = await offline_skip(settings, url)
+        took, outcomes = await offline_skip(proxy)
         print(f"network unreachable ({label}): all online sources skipped in {took * 1000:.0f} ms")
         for name, outcome in outcomes.items():
             print(f"  {name:14} {outcome[:100]}")
