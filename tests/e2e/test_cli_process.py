@@ -22,7 +22,7 @@ def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         "CODEWEAVER_DATA_DIR": str(tmp_path / "data"),
         "CODEWEAVER_CACHE_DIR": str(tmp_path / "cache"),
         "CODEWEAVER_MODEL": "scripted:echo",
-        "CODEWEAVER_SOURCES": "stackoverflow,github",
+        "CODEWEAVER_SOURCES": "none",
     }
     return subprocess.run(
         [str(EXE), *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120

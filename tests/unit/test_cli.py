@@ -22,8 +22,8 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         "CODEWEAVER_DATA_DIR": str(tmp_path / "data"),
         "CODEWEAVER_CACHE_DIR": str(tmp_path / "cache"),
         "CODEWEAVER_MODEL": "scripted:echo",
-        # The installed-docs index has its own tests; building it here would only be slow.
-        "CODEWEAVER_SOURCES": "stackoverflow,github",
+        # Sources have their own tests: no network, and no index build that would be slow.
+        "CODEWEAVER_SOURCES": "none",
     }
     for key, value in values.items():
         monkeypatch.setenv(key, value)
@@ -95,13 +95,16 @@ def test_doctor_json_never_shows_key_values(
     env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_secretvalue123")
+    monkeypatch.setenv("CODEWEAVER_SOURCES", "stackoverflow,github")
     result = CliRunner().invoke(app, ["doctor", "--json"])
     assert result.exit_code == 0, result.output
     assert "ghp_secretvalue123" not in result.stdout
     report = json.loads(result.stdout)
     assert report["keys"]["GITHUB_TOKEN"] is True
     assert report["keys"]["TAVILY_API_KEY"] is False
-    assert report["sources"]["stackoverflow"] == "skipped: not configured"
+    assert report["sources"]["github"] == "ready"  # the token is set
+    assert report["sources"]["stackoverflow"] == "ready"  # no key needed
+    assert report["sources"]["tavily_docs"] == "skipped: disabled by CODEWEAVER_SOURCES"
 
 
 def test_cache_commands(env: dict[str, str]) -> None:

@@ -45,11 +45,18 @@ def collect_report(settings: Settings) -> dict[str, Any]:
     """A JSON-serialisable description of the model, sources, stores and keys."""
     from codeweaver.agent.deps import SEARCH_NODES
     from codeweaver.factory import build_sources
+    from codeweaver.sources.base import source_names
 
-    sources = build_sources(settings)
+    built = build_sources(settings)
+    sources = {
+        name: str(built[name].status())
+        if name in built
+        else "skipped: disabled by CODEWEAVER_SOURCES"
+        for name in source_names()
+    }
     return {
         "model": _model_report(settings),
-        "sources": {name: str(source.status()) for name, source in sorted(sources.items())},
+        "sources": sources,
         "search_nodes": {node: list(names) for node, names in SEARCH_NODES.items()},
         "stores": {
             "threads": f"sqlite: {settings.checkpoint_path}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
@@ -86,20 +87,18 @@ def create_source(name: str, settings: Settings) -> Source:
     return factory(settings)
 
 
+BUILTIN_SOURCE_MODULES = (
+    "installed_docs",
+    "stackoverflow",
+    "github",
+    "tavily_docs",
+    "web",
+    "knowledge_base",
+    "local_code",
+)
+
+
 def _load_builtin_sources() -> None:
     # Importing the modules runs their @register_source decorators.
-    from codeweaver.sources import installed_docs, unconfigured  # noqa: F401
-
-
-class UnconfiguredSource:
-    """A source whose online API is not available yet: always skipped, never invents results."""
-
-    def __init__(self, name: str, reason: str) -> None:
-        self.name = name
-        self._reason = reason
-
-    def status(self) -> SourceStatus:
-        return SourceStatus("skipped", self._reason)
-
-    async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
-        raise SourceError(self._reason)
+    for module in BUILTIN_SOURCE_MODULES:
+        importlib.import_module(f"codeweaver.sources.{module}")

@@ -6,7 +6,10 @@
   403 rate limits), honouring `Retry-After`; never on other 4xx client errors;
 - a breaker: a source whose calls keep failing is skipped, without I/O, until its
   cooldown ends (for a CLI run, the rest of the run);
-- secrets (keys, tokens) never appear in errors, logs or steps.
+- secrets (keys, tokens) never appear in errors, logs or steps;
+- an optional response hook sees every raw response first (rate-limit headers of a
+  success, the JSON body of a 4xx throttle); it may `block()` the source or raise a
+  `SourceError`, which ends the request at once.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import json
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,9 +32,19 @@ logger = logging.getLogger(__name__)
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 
+ResponseHook = Callable[[httpx.Response], Awaitable[None]]
+
 
 class SourceUnavailable(SourceError):
     """The source is not called at all right now (breaker open, backing off, offline)."""
+
+
+class HttpStatusError(SourceError):
+    """The server answered with an error status; `status_code` says which."""
+
+    def __init__(self, message: str, status_code: int) -> None:
+        super().__init__(message)
+        self.status_code = status_code
 
 
 @dataclass(frozen=True)
@@ -83,10 +96,12 @@ class SourceHttpClient:
         secrets: Sequence[str | None] = (),
         policy: HttpPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
+        response_hook: ResponseHook | None = None,
         sleep: Callable[[float], Any] = asyncio.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.source = source
+        self._response_hook = response_hook
         self.base_url = base_url
         self.headers = dict(headers or {})
         self.secrets = [s for s in secrets if s]
@@ -118,6 +133,10 @@ class SourceHttpClient:
             return self._blocked_reason
         return None
 
+    def record_failure(self, reason: str) -> None:
+        """Count a failure found outside the client (e.g. by the hook) towards the breaker."""
+        self._record(False, reason)
+
     def _record(self, ok: bool, reason: str = "") -> None:
         if ok:
             self._failures = 0
@@ -132,12 +151,14 @@ class SourceHttpClient:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop or self._client.is_closed:
             timeout = httpx.Timeout(self.policy.timeout, connect=self.policy.connect_timeout)
+            hooks = {"response": [self._response_hook]} if self._response_hook else {}
             self._client = httpx.AsyncClient(
                 base_url=self.base_url,
                 headers=self.headers,
                 timeout=timeout,
                 transport=self._transport,
                 follow_redirects=True,
+                event_hooks=hooks,
             )
             self._loop = loop
         return self._client
@@ -153,7 +174,11 @@ class SourceHttpClient:
             return None
         asked = retry_after_seconds(response) if response is not None else None
         if asked is not None:
-            return asked if asked <= self.policy.max_retry_after else None
+            if asked > self.policy.max_retry_after:
+                # Too long to wait inside one answer: skip the source until then instead.
+                self.block(asked, f"skipped: the server asked to wait {asked:.0f}s")
+                return None
+            return asked
         ceiling = min(self.policy.backoff_max, self.policy.backoff_base * 2**attempt)
         return random.uniform(0, ceiling)  # full jitter spreads retries of many clients
 
@@ -189,11 +214,13 @@ class SourceHttpClient:
                     return self._decode(response)
                 if not is_rate_limited(response):
                     self._record(False, f"HTTP {response.status_code}")
-                    raise SourceError(self._describe(response))
+                    raise HttpStatusError(self._describe(response), response.status_code)
                 failure = self._describe(response)
             delay = self._delay(attempt, response)
             if delay is None:
                 self._record(False, failure)
+                if response is not None:
+                    raise HttpStatusError(failure, response.status_code)
                 raise SourceError(failure)
             logger.info("%s: %s; retrying in %.2fs", self.source, failure, delay)
             await self._sleep(delay)

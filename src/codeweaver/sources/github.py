@@ -1,0 +1,186 @@
+"""Online source: GitHub code search (REST `GET /search/code`, needs `GITHUB_TOKEN`).
+
+The query is the question's keywords (see `gh_format`: stopwords dropped, at most
+`MAX_KEYWORDS`, since code search requires every term) plus `language:<lang>` when the
+question names a language.
+Fragments come from the text-match media type.
+
+Rate limits (https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api):
+- any response with `x-ratelimit-remaining: 0` blocks the source until `x-ratelimit-reset`;
+  a 403/429 carrying it fails at once (retrying before the reset cannot succeed);
+- a 403/429 `retry-after` the shared client will wait for is retried there; a longer one
+  blocks the source for that long; a secondary-limit 403 without either header blocks it
+  for `SECONDARY_LIMIT_SECONDS` (GitHub: "wait at least one minute");
+- 401 (bad credentials) blocks the source for the policy's cooldown: it will not heal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from codeweaver.agent.state import Intent, SearchResult
+from codeweaver.sources.base import SourceError, SourceStatus, register_source
+from codeweaver.sources.gh_format import (
+    build_query,
+    fragments,
+    licence_of,
+    normalise_scores,
+    path_language,
+    score_value,
+)
+from codeweaver.sources.http import (
+    HttpPolicy,
+    SourceHttpClient,
+    SourceUnavailable,
+    retry_after_seconds,
+)
+
+if TYPE_CHECKING:
+    from codeweaver.config import Settings
+
+logger = logging.getLogger(__name__)
+
+API_BASE = "https://api.github.com"
+NO_TOKEN = "GITHUB_TOKEN not set"
+MAX_PAGE = 100
+SECONDARY_LIMIT_SECONDS = 60.0
+
+
+class GitHubCodeSource:
+    """Searches code on GitHub; skipped without a token (code search requires one)."""
+
+    name = "github"
+
+    def __init__(
+        self,
+        token: str | None,
+        *,
+        policy: HttpPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Callable[[float], Any] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._token = token or None
+        self._wall_clock = wall_clock
+        headers = {
+            "Accept": "application/vnd.github.text-match+json",
+            "X-GitHub-Api-Version": "2022-11-28",
+            "User-Agent": "codeweaver",
+        }
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        self.client = SourceHttpClient(
+            self.name,
+            base_url=API_BASE,
+            headers=headers,
+            secrets=[self._token],
+            policy=policy,
+            transport=transport,
+            sleep=sleep,
+            clock=clock,
+            response_hook=self._inspect,
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> GitHubCodeSource:
+        token = settings.github_token.get_secret_value() if settings.github_token else None
+        policy = HttpPolicy(timeout=settings.http_timeout, connect_timeout=settings.connect_timeout)
+        return cls(token, policy=policy)
+
+    def status(self) -> SourceStatus:
+        if not self._token:
+            return SourceStatus("skipped", NO_TOKEN)
+        blocked = self.client.blocked_reason
+        if blocked:
+            return SourceStatus("skipped", "backing off: " + re.sub(r"^skipped:?\s*", "", blocked))
+        return SourceStatus("ready")
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
+        if not self._token:
+            raise SourceUnavailable(NO_TOKEN)
+        q = build_query(query)
+        if not q or limit <= 0:
+            return []
+        data = await self.client.get_json(
+            "/search/code", {"q": q, "per_page": min(limit, MAX_PAGE)}
+        )
+        if not isinstance(data, dict) or not isinstance(data.get("items", []), list):
+            raise SourceError("github returned an unexpected response (no `items` list)")
+        if data.get("incomplete_results"):
+            logger.info("github: code search timed out server-side; results are partial")
+        items = [
+            item
+            for item in data.get("items", [])
+            if isinstance(item, dict) and isinstance(item.get("repository"), dict)
+        ][:limit]
+        scores = normalise_scores([score_value(item.get("score")) for item in items])
+        return [self._result(item, score) for item, score in zip(items, scores, strict=True)]
+
+    def _result(self, item: dict[str, Any], score: float | None) -> SearchResult:
+        repository: dict[str, Any] = item["repository"]
+        repo = str(repository.get("full_name", "?"))
+        path = str(item.get("path", item.get("name", "")))
+        text = fragments(item)
+        snippet = f"[{path_language(path)} · {path}]" + (f"\n{text}" if text else "")
+        return SearchResult(
+            title=f"{repo}: {path}",
+            url=str(item.get("html_url") or repository.get("html_url", "")),
+            snippet=snippet,
+            source=self.name,
+            score=score,
+            date=None,
+            reference=f"github:{repo}/{path}@{item.get('sha', '')}",
+            attribution=f"{repo} ({licence_of(repository)})",
+        )
+
+    async def _inspect(self, response: httpx.Response) -> None:
+        """Apply GitHub's rate-limit headers; fail fast when waiting cannot help."""
+        status = response.status_code
+        if response.headers.get("x-ratelimit-remaining") == "0":
+            seconds = self._until_reset(response)
+            reason = f"GitHub rate limit used up; resets in {seconds:.0f}s"
+            logger.warning("github: %s", reason)
+            self.client.block(seconds, reason)
+            if status in (403, 429):
+                raise SourceError(f"github {reason}")
+            return
+        if status == 401:
+            reason = "GITHUB_TOKEN rejected (HTTP 401)"
+            self.client.block(self.client.policy.cooldown, reason)
+            return  # the shared client raises the HTTP 401 error itself, without retrying
+        if status not in (403, 429):
+            return
+        retry_after = retry_after_seconds(response)
+        if retry_after is not None:
+            if retry_after <= self.client.policy.max_retry_after:
+                return  # short enough: the shared client waits and retries
+            reason = f"GitHub secondary rate limit; retry after {retry_after:.0f}s"
+            self.client.block(retry_after, reason)
+            raise SourceError(f"github {reason}")
+        await response.aread()
+        if "rate limit" in response.text.lower():
+            reason = f"GitHub secondary rate limit; waiting {SECONDARY_LIMIT_SECONDS:.0f}s"
+            self.client.block(SECONDARY_LIMIT_SECONDS, reason)
+            raise SourceError(f"github {reason}")
+
+    def _until_reset(self, response: httpx.Response) -> float:
+        reset = response.headers.get("x-ratelimit-reset", "")
+        if reset.isdigit():
+            return max(1.0, float(reset) - self._wall_clock())
+        return SECONDARY_LIMIT_SECONDS
+
+
+@register_source("github")
+def make_github_source(settings: Settings) -> GitHubCodeSource:
+    return GitHubCodeSource.from_settings(settings)

@@ -1,0 +1,198 @@
+"""Pure helpers of the Stack Overflow source: tag guessing, HTML → Markdown, scores, licences."""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from markdownify import markdownify
+
+# Technology words (lower case, as written in questions) → Stack Overflow tags. Ambiguous
+# English words are left out on purpose ("go", "node", "spring", "c"): a wrong tag filters
+# out good questions. Multi-word keys are matched as phrases.
+TECH_TAGS: dict[str, str] = {
+    # Python
+    "python": "python",
+    "python3": "python-3.x",
+    "django": "django",
+    "flask": "flask",
+    "fastapi": "fastapi",
+    "pandas": "pandas",
+    "numpy": "numpy",
+    "asyncio": "python-asyncio",
+    "pytest": "pytest",
+    "pip": "pip",
+    # JavaScript and the web
+    "javascript": "javascript",
+    "js": "javascript",
+    "typescript": "typescript",
+    "node.js": "node.js",
+    "nodejs": "node.js",
+    "react": "reactjs",
+    "reactjs": "reactjs",
+    "react native": "react-native",
+    "next.js": "next.js",
+    "vue": "vue.js",
+    "vue.js": "vue.js",
+    "angular": "angular",
+    "jquery": "jquery",
+    "npm": "npm",
+    "html": "html",
+    "css": "css",
+    "json": "json",
+    # JVM, .NET, native
+    "java": "java",
+    "spring boot": "spring-boot",
+    "kotlin": "kotlin",
+    "android": "android",
+    "swift": "swift",
+    "ios": "ios",
+    "c#": "c#",
+    "csharp": "c#",
+    ".net": ".net",
+    "c++": "c++",
+    "cpp": "c++",
+    "golang": "go",
+    "rust": "rust",
+    "ruby": "ruby",
+    "rails": "ruby-on-rails",
+    "php": "php",
+    # Data
+    "sql": "sql",
+    "mysql": "mysql",
+    "postgres": "postgresql",
+    "postgresql": "postgresql",
+    "sqlite": "sqlite",
+    "mongodb": "mongodb",
+    "redis": "redis",
+    # Tools and platforms
+    "docker": "docker",
+    "dockerfile": "dockerfile",
+    "docker-compose": "docker-compose",
+    "kubernetes": "kubernetes",
+    "k8s": "kubernetes",
+    "git": "git",
+    "github actions": "github-actions",
+    "bash": "bash",
+    "linux": "linux",
+    "regex": "regex",
+    "aws": "amazon-web-services",
+    "pytorch": "pytorch",
+    "tensorflow": "tensorflow",
+}
+MAX_TAGS = 3
+
+# A key must not be part of a longer word: "java" in "javascript", "git" in "github".
+_TAG_PATTERNS = [
+    (re.compile(r"(?<![\w.#+-])" + re.escape(word) + r"(?![\w#+-]|\.\w)"), tag)
+    for word, tag in TECH_TAGS.items()
+]
+
+
+def guess_tags(text: str, limit: int = MAX_TAGS) -> list[str]:
+    """Up to `limit` distinct tags for the technologies `text` names, in order of mention."""
+    lowered = text.lower()
+    found: list[tuple[int, str]] = []
+    for pattern, tag in _TAG_PATTERNS:
+        match = pattern.search(lowered)
+        if match:
+            found.append((match.start(), tag))
+    tags: list[str] = []
+    for _, tag in sorted(found):
+        if tag not in tags:
+            tags.append(tag)
+    return tags[:limit]
+
+
+# A vote score of VOTES_HALF maps to 0.5. The curve v / (v + VOTES_HALF) is monotonic,
+# saturates smoothly (50 votes → 0.91, 500 → 0.99) and needs no per-query maximum.
+VOTES_HALF = 5.0
+
+
+def normalise_votes(votes: int) -> float:
+    """A Stack Overflow vote score in [0, 1]: 0 for zero or negative, v / (v + 5) above."""
+    if votes <= 0:
+        return 0.0
+    return votes / (votes + VOTES_HALF)
+
+
+# Stack Overflow's licence changes (content contributed before a date keeps its licence).
+_CC_BY_SA_3_FROM = datetime(2011, 4, 8, tzinfo=UTC)
+_CC_BY_SA_4_FROM = datetime(2018, 5, 2, tzinfo=UTC)
+
+
+def cc_by_sa_version(created: int) -> str:
+    """The CC BY-SA version of a post contributed at epoch second `created`."""
+    when = datetime.fromtimestamp(created, UTC)
+    if when < _CC_BY_SA_3_FROM:
+        return "2.5"
+    if when < _CC_BY_SA_4_FROM:
+        return "3.0"
+    return "4.0"
+
+
+def iso_date(epoch: Any) -> str | None:
+    if isinstance(epoch, int) and not isinstance(epoch, bool):
+        return datetime.fromtimestamp(epoch, UTC).date().isoformat()
+    return None
+
+
+def owner_credit(owner: Any) -> str:
+    """`display name (profile link)`; deleted users have no link."""
+    if not isinstance(owner, dict):
+        return "unknown user"
+    name = html.unescape(str(owner.get("display_name") or "unknown user"))
+    link = owner.get("link")
+    return f"{name} ({link})" if isinstance(link, str) and link else name
+
+
+def attribution(kind: str, owner: Any, created: Any, link: str) -> str:
+    """CC BY-SA attribution, e.g. `answer by Ann (https://…), CC BY-SA 4.0, https://…`."""
+    version = cc_by_sa_version(created) if isinstance(created, int) else "4.0"
+    return f"{kind} by {owner_credit(owner)}, CC BY-SA {version}, {link}"
+
+
+_FENCED = re.compile(r"(```.*?\n```)", re.DOTALL)
+
+
+def _code_language(element: Any) -> str | None:
+    # Stack Overflow marks a code block's language as a `lang-xx` class on <pre>.
+    classes = element.get("class") or []
+    for name in classes:
+        if name.startswith("lang-") and name not in ("lang-none", "lang-default"):
+            return str(name[len("lang-") :])
+    return None
+
+
+def html_to_markdown(body: str) -> str:
+    """A post's HTML as Markdown; code blocks stay fenced and verbatim."""
+    text = markdownify(
+        body,
+        heading_style="ATX",
+        bullets="-",
+        code_language_callback=_code_language,
+        # Escaping `_` and `*` in prose would mangle identifiers such as read_file.
+        escape_underscores=False,
+        escape_asterisks=False,
+    )
+    # Collapse runs of blank lines in prose only; code blocks stay byte for byte.
+    parts = _FENCED.split(str(text))
+    return "".join(
+        part if part.startswith("```") else re.sub(r"\n{3,}", "\n\n", part) for part in parts
+    ).strip()
+
+
+def clip_markdown(text: str, max_chars: int) -> str:
+    """`text` cut to about `max_chars`, at a paragraph break when one is near, fences closed."""
+    if len(text) <= max_chars:
+        return text
+    cut = text[:max_chars]
+    paragraph = cut.rfind("\n\n")
+    if paragraph > max_chars // 2:
+        cut = cut[:paragraph]
+    cut = cut.rstrip()
+    if cut.count("```") % 2:
+        cut += "\n```"
+    return cut + "\n…"

@@ -1,0 +1,302 @@
+"""Online source: Stack Overflow questions and their best answer (Stack Exchange API 2.3).
+
+One search is two calls: `/search/advanced` (relevance-sorted questions with at least one
+answer, optionally limited to tags guessed from the question) and one
+`/questions/{ids}/answers` for all returned ids, keeping per question the accepted answer,
+else the top-voted one. Answers are converted from HTML to Markdown (code blocks kept) and
+carry a CC BY-SA attribution.
+
+Throttling follows https://api.stackexchange.com/docs/throttle:
+- a `backoff: N` field in a response → no further call for N seconds (applied once the
+  current search ends: the answers call is a different method, which `backoff` allows);
+- `quota_remaining: 0` → no further call until the next UTC midnight (the daily quota's
+  reset; it is not documented more precisely);
+- HTTP 400 with `error_id` 502 (`throttle_violation`) → no call for the seconds named in
+  its message (default `THROTTLE_DEFAULT_SECONDS`), and a `SourceError` saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import re
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from codeweaver.agent.state import Intent, SearchResult
+from codeweaver.sources.base import SourceError, SourceStatus, register_source
+from codeweaver.sources.http import HttpPolicy, SourceHttpClient, is_rate_limited
+from codeweaver.sources.so_format import (
+    attribution,
+    clip_markdown,
+    guess_tags,
+    html_to_markdown,
+    iso_date,
+    normalise_votes,
+)
+
+if TYPE_CHECKING:
+    from codeweaver.config import Settings
+
+logger = logging.getLogger(__name__)
+
+API_BASE = "https://api.stackexchange.com/2.3"
+SITE = "stackoverflow"
+THROTTLE_ERROR_ID = 502
+# The docs put an IP ban "on the order of 30 seconds to a few minutes" when no time is given.
+THROTTLE_DEFAULT_SECONDS = 120.0
+MAX_QUERY_CHARS = 250
+MAX_PAGE = 100  # the API's largest page and the most ids one vector may hold
+MAX_SNIPPET_CHARS = 3000
+# A question shown without its answer (quota ran out, answer not on the one page) ranks
+# below answers with the same votes.
+QUESTION_ONLY_WEIGHT = 0.5
+
+_SECONDS = re.compile(r"(\d+)\s*seconds?")
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def _int(value: Any, default: int = 0) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _items(data: Any) -> list[dict[str, Any]]:
+    if not isinstance(data, dict) or not isinstance(data.get("items", []), list):
+        raise SourceError("stackoverflow returned an unexpected response (no `items` list)")
+    return [item for item in data.get("items", []) if isinstance(item, dict)]
+
+
+def _api_error(response: httpx.Response) -> tuple[int, str, str] | None:
+    """(error_id, error_name, error_message) of a Stack Exchange error body, if it is one."""
+    try:
+        body = response.json()
+    except ValueError:
+        return None
+    if not isinstance(body, dict) or not isinstance(body.get("error_id"), int):
+        return None
+    return body["error_id"], str(body.get("error_name", "")), str(body.get("error_message", ""))
+
+
+def pick_answer(question: dict[str, Any], answers: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The accepted answer, else the top-voted one, else None."""
+    accepted_id = question.get("accepted_answer_id")
+    for answer in answers:
+        if answer.get("is_accepted") is True or (
+            accepted_id is not None and answer.get("answer_id") == accepted_id
+        ):
+            return answer
+    return max(answers, key=lambda a: _int(a.get("score")), default=None)
+
+
+class StackOverflowSource:
+    """Searches Stack Overflow through the Stack Exchange API; works without a key."""
+
+    name = "stackoverflow"
+
+    def __init__(
+        self,
+        key: str | None = None,
+        *,
+        policy: HttpPolicy | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+        sleep: Callable[[float], Any] = asyncio.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        now: Callable[[], datetime] = _utcnow,
+    ) -> None:
+        self._key = key or None
+        self._now = now
+        self.client = SourceHttpClient(
+            self.name,
+            base_url=API_BASE,
+            headers={"Accept": "application/json", "User-Agent": "codeweaver"},
+            secrets=[self._key],
+            policy=policy,
+            transport=transport,
+            sleep=sleep,
+            clock=clock,
+            response_hook=self._inspect,
+        )
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> StackOverflowSource:
+        key = settings.stackexchange_key.get_secret_value() if settings.stackexchange_key else None
+        policy = HttpPolicy(timeout=settings.http_timeout, connect_timeout=settings.connect_timeout)
+        return cls(key, policy=policy)
+
+    def status(self) -> SourceStatus:
+        blocked = self.client.blocked_reason
+        if blocked:
+            return SourceStatus("skipped", "backing off: " + re.sub(r"^skipped:?\s*", "", blocked))
+        return SourceStatus("ready")
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
+        text = " ".join(query.split())[:MAX_QUERY_CHARS]
+        if not text or limit <= 0:
+            return []
+        pagesize = min(limit, MAX_PAGE)
+        params: dict[str, Any] = {
+            "q": text,
+            "sort": "relevance",
+            "order": "desc",
+            "answers": 1,
+            "pagesize": pagesize,
+            # withbody: a question whose answer is missing can still show its own text.
+            "filter": "withbody",
+        }
+        tags = guess_tags(text)
+        if tags:
+            params["tagged"] = ";".join(tags)  # the API's `tagged` means "any of these"
+        backoff = 0.0
+        quota: dict[str, Any] | None = None
+        try:
+            data = await self.client.get_json("/search/advanced", self._params(params))
+            backoff, quota = self._limits(data, backoff, quota)
+            questions = [q for q in _items(data) if isinstance(q.get("question_id"), int)]
+            questions = questions[:pagesize]
+            if not questions:
+                return []
+            answers: dict[int, list[dict[str, Any]]] = {}
+            if quota is None:
+                ids = ";".join(str(q["question_id"]) for q in questions)
+                answer_params = {
+                    "filter": "withbody",
+                    "sort": "votes",
+                    "order": "desc",
+                    "pagesize": MAX_PAGE,
+                }
+                answer_data = await self.client.get_json(
+                    f"/questions/{ids}/answers", self._params(answer_params)
+                )
+                backoff, quota = self._limits(answer_data, backoff, quota)
+                for answer in _items(answer_data):
+                    answers.setdefault(_int(answer.get("question_id"), -1), []).append(answer)
+            return [self._result(q, answers.get(q["question_id"], [])) for q in questions]
+        finally:
+            # Backoff first, then the (longer) quota block, so the status names the quota.
+            if backoff > 0:
+                reason = f"the Stack Exchange API asked to back off for {backoff:g}s"
+                logger.info("stackoverflow: %s", reason)
+                self.client.block(backoff, reason)
+            if quota is not None:
+                self._block_for_quota(quota)
+
+    # -- requests and limits -------------------------------------------------------------
+
+    def _params(self, params: dict[str, Any]) -> dict[str, Any]:
+        merged = {**params, "site": SITE}
+        if self._key:
+            merged["key"] = self._key
+        return merged
+
+    @staticmethod
+    def _limits(
+        data: Any, backoff: float, quota: dict[str, Any] | None
+    ) -> tuple[float, dict[str, Any] | None]:
+        """The largest `backoff` seen so far, and the wrapper that exhausted the quota."""
+        if not isinstance(data, dict):
+            return backoff, quota
+        asked = data.get("backoff")
+        if isinstance(asked, int | float) and not isinstance(asked, bool) and asked > 0:
+            backoff = max(backoff, float(asked))
+        if quota is None and data.get("quota_remaining") == 0:
+            quota = data
+        return backoff, quota
+
+    def _block_for_quota(self, wrapper: dict[str, Any]) -> None:
+        now = self._now()
+        midnight = datetime(now.year, now.month, now.day, tzinfo=UTC) + timedelta(days=1)
+        seconds = max(1.0, (midnight - now).total_seconds())
+        quota_max = wrapper.get("quota_max", "?")
+        hint = "" if self._key else "; set STACKEXCHANGE_KEY for a larger quota"
+        reason = (
+            f"daily Stack Exchange quota used up (quota_max {quota_max}); "
+            f"waiting until 00:00 UTC ({seconds:.0f}s){hint}"
+        )
+        logger.warning("stackoverflow: %s", reason)
+        self.client.block(seconds, reason)
+
+    async def _inspect(self, response: httpx.Response) -> None:
+        """Turn Stack Exchange error bodies into clear errors; throttles block the source."""
+        if response.status_code < 400 or is_rate_limited(response):
+            return  # successes are read by search(); 429/5xx are the shared client's to retry
+        await response.aread()
+        error = _api_error(response)
+        if error is None:
+            return
+        error_id, error_name, message = error
+        if error_id == THROTTLE_ERROR_ID:
+            match = _SECONDS.search(message)
+            seconds = float(match.group(1)) if match else THROTTLE_DEFAULT_SECONDS
+            reason = f"throttled by the Stack Exchange API ({error_name}) for {seconds:g}s"
+            logger.warning("stackoverflow: %s", reason)
+            self.client.block(seconds, reason)
+            raise SourceError(self.client.redact(f"stackoverflow {reason}: {message}"))
+        self.client.record_failure(f"{error_name} ({error_id})")
+        raise SourceError(
+            self.client.redact(
+                f"stackoverflow API error {error_id} {error_name}: {message} "
+                f"(HTTP {response.status_code})"
+            )
+        )
+
+    # -- results -------------------------------------------------------------------------
+
+    def _result(self, question: dict[str, Any], answers: list[dict[str, Any]]) -> SearchResult:
+        qid = question["question_id"]
+        title = html.unescape(str(question.get("title", f"question {qid}")))
+        link = str(question.get("link") or f"https://stackoverflow.com/q/{qid}")
+        tags = ", ".join(str(t) for t in question.get("tags", []) if isinstance(t, str))
+        question_votes = _int(question.get("score"))
+        answer = pick_answer(question, answers)
+        if answer is None:
+            header = f"[question only · {tags} · {question_votes} votes]"
+            body = html_to_markdown(str(question.get("body", "")))
+            return SearchResult(
+                title=title,
+                url=link,
+                snippet=f"{header}\n{clip_markdown(body, MAX_SNIPPET_CHARS)}".strip(),
+                source=self.name,
+                score=normalise_votes(question_votes) * QUESTION_ONLY_WEIGHT,
+                date=iso_date(question.get("creation_date")),
+                reference=f"stackoverflow:q{qid}",
+                attribution=attribution(
+                    "question", question.get("owner"), question.get("creation_date"), link
+                ),
+            )
+        aid = answer.get("answer_id")
+        votes = _int(answer.get("score"))
+        accepted = answer.get("is_accepted") is True or aid == question.get("accepted_answer_id")
+        header = (
+            f"[{'accepted' if accepted else 'top-voted'} · {tags} · {votes} votes"
+            f" · question {question_votes} votes]"
+        )
+        body = html_to_markdown(str(answer.get("body", "")))
+        answer_link = f"https://stackoverflow.com/a/{aid}"
+        return SearchResult(
+            title=title,
+            url=link,
+            snippet=f"{header}\n{clip_markdown(body, MAX_SNIPPET_CHARS)}".strip(),
+            source=self.name,
+            score=normalise_votes(votes),
+            date=iso_date(answer.get("creation_date")),
+            reference=f"stackoverflow:q{qid}/a{aid}",
+            attribution=attribution(
+                "answer", answer.get("owner"), answer.get("creation_date"), answer_link
+            ),
+        )
+
+
+@register_source("stackoverflow")
+def make_stackoverflow_source(settings: Settings) -> StackOverflowSource:
+    return StackOverflowSource.from_settings(settings)

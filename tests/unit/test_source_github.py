@@ -1,0 +1,476 @@
+"""github source against recorded GitHub REST code-search responses (respx, no network)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import respx
+from pydantic import SecretStr
+
+from codeweaver.config import Settings
+from codeweaver.sources.base import Source, SourceError
+from codeweaver.sources.gh_format import (
+    build_query,
+    fragments,
+    keywords,
+    licence_of,
+    normalise_scores,
+    path_language,
+    question_language,
+)
+from codeweaver.sources.github import (
+    NO_TOKEN,
+    SECONDARY_LIMIT_SECONDS,
+    GitHubCodeSource,
+    make_github_source,
+)
+from codeweaver.sources.http import SourceUnavailable
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "github"
+SEARCH_URL = "https://api.github.com/search/code"
+TOKEN = "ghp_TESTTOKEN0123456789abcdefABCDEF"
+QUESTION = "How do I use read_lines to strip the newline from each line in Python?"
+WALL_NOW = 1_700_000_000.0
+
+
+def load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+    return data
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 500.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def api() -> Iterator[respx.MockRouter]:
+    with respx.mock(assert_all_mocked=True, assert_all_called=False) as router:
+        yield router
+
+
+@pytest.fixture
+def sleeps() -> list[float]:
+    return []
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def source(sleeps: list[float], clock: FakeClock) -> GitHubCodeSource:
+    return make(sleeps, clock)
+
+
+def make(sleeps: list[float], clock: FakeClock, token: str | None = TOKEN) -> GitHubCodeSource:
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    return GitHubCodeSource(token, sleep=sleep, clock=clock, wall_clock=lambda: WALL_NOW)
+
+
+# -- success ------------------------------------------------------------------------------
+
+
+async def test_search_sends_the_documented_request(
+    api: respx.MockRouter, source: GitHubCodeSource
+) -> None:
+    route = api.get(SEARCH_URL).respond(200, json=load("search_code.json"))
+
+    await source.search(QUESTION, "code_review", 3)
+
+    request = route.calls.last.request
+    assert request.headers["accept"] == "application/vnd.github.text-match+json"
+    assert request.headers["authorization"] == f"Bearer {TOKEN}"
+    assert request.headers["x-github-api-version"] == "2022-11-28"
+    assert request.url.params["per_page"] == "3"
+    assert request.url.params["q"] == "read_lines strip newline line language:python"
+
+
+async def test_search_maps_items_to_results(
+    api: respx.MockRouter, source: GitHubCodeSource
+) -> None:
+    api.get(SEARCH_URL).respond(200, json=load("search_code.json"))
+
+    results = await source.search(QUESTION, "code_review", 5)
+
+    assert [r["title"] for r in results] == [
+        "octo-labs/linetools: src/linetools/reader.py",
+        "ruth-dev/scratch: tools/io_utils.py",
+        "acme/pipeline: docker/Dockerfile",
+    ]
+    first, second, third = results
+    assert first["url"] == (
+        "https://github.com/octo-labs/linetools/blob/"
+        "9b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c/src/linetools/reader.py"
+    )
+    assert first["reference"] == (
+        "github:octo-labs/linetools/src/linetools/reader.py"
+        "@3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39"
+    )
+    assert all(r["source"] == "github" and r["date"] is None for r in results)
+    assert first["snippet"] == (
+        "[python · src/linetools/reader.py]\n"
+        "def read_lines(path):\n"
+        '    with open(path, encoding="utf-8") as handle:\n'
+        "        for line in handle:\n"
+        '            yield line.rstrip("\\n")\n'
+        "…\n"
+        "    # read_lines never loads the whole file"
+    )
+    assert third["snippet"] == "[dockerfile · docker/Dockerfile]\ndocker/Dockerfile"
+    assert first["attribution"] == "octo-labs/linetools (MIT)"
+    assert second["attribution"] == "ruth-dev/scratch (see repository licence)"
+    assert third["attribution"] == "acme/pipeline (Other)"
+    # 14.2, 7.1, 3.55 relative to the page's best score.
+    assert [r["score"] for r in results] == pytest.approx([1.0, 0.5, 0.25])
+
+
+async def test_limit_caps_the_results(api: respx.MockRouter, source: GitHubCodeSource) -> None:
+    api.get(SEARCH_URL).respond(200, json=load("search_code.json"))
+
+    assert len(await source.search(QUESTION, "learning", 2)) == 2
+
+
+async def test_empty_result(api: respx.MockRouter, source: GitHubCodeSource) -> None:
+    api.get(SEARCH_URL).respond(200, json=load("search_code_empty.json"))
+
+    assert await source.search("frobnicate_unfrobnicable quux", "learning", 5) == []
+
+
+async def test_question_of_stopwords_only_makes_no_call(
+    api: respx.MockRouter, source: GitHubCodeSource
+) -> None:
+    route = api.get(SEARCH_URL).respond(200, json=load("search_code.json"))
+
+    assert await source.search("How do I do it?", "learning", 5) == []
+    assert route.call_count == 0
+
+
+# -- token --------------------------------------------------------------------------------
+
+
+async def test_no_token_is_skipped_and_never_calls(
+    api: respx.MockRouter, sleeps: list[float], clock: FakeClock
+) -> None:
+    route = api.get(SEARCH_URL).respond(200, json=load("search_code.json"))
+    source = make(sleeps, clock, token=None)
+
+    assert source.status().state == "skipped"
+    assert source.status().reason == NO_TOKEN
+    with pytest.raises(SourceUnavailable, match=NO_TOKEN):
+        await source.search(QUESTION, "learning", 5)
+    assert route.call_count == 0
+
+
+async def test_bad_credentials_fail_without_retry_and_skip_the_source(
+    api: respx.MockRouter, source: GitHubCodeSource, sleeps: list[float]
+) -> None:
+    route = api.get(SEARCH_URL).respond(401, json=load("bad_credentials.json"))
+
+    with pytest.raises(SourceError, match="HTTP 401") as caught:
+        await source.search(QUESTION, "learning", 5)
+
+    assert "Bad credentials" in str(caught.value)
+    assert TOKEN not in str(caught.value)
+    assert route.call_count == 1 and sleeps == []
+    assert "GITHUB_TOKEN rejected" in source.status().reason
+    with pytest.raises(SourceUnavailable):
+        await source.search(QUESTION, "learning", 5)
+    assert route.call_count == 1
+
+
+async def test_token_never_appears_in_errors(
+    api: respx.MockRouter, source: GitHubCodeSource
+) -> None:
+    # An error page echoing the Authorization header it received.
+    api.get(SEARCH_URL).mock(
+        side_effect=lambda request: httpx.Response(
+            500, text=f"upstream failed for {request.headers['authorization']}"
+        )
+    )
+
+    with pytest.raises(SourceError) as caught:
+        await source.search(QUESTION, "learning", 5)
+
+    assert TOKEN not in str(caught.value)
+    assert "Bearer ***" in str(caught.value)
+
+
+# -- rate limits --------------------------------------------------------------------------
+
+
+async def test_secondary_rate_limit_with_short_retry_after_is_retried(
+    api: respx.MockRouter, source: GitHubCodeSource, sleeps: list[float]
+) -> None:
+    route = api.get(SEARCH_URL)
+    route.side_effect = [
+        httpx.Response(403, headers={"retry-after": "2"}, json=load("secondary_rate_limit.json")),
+        httpx.Response(200, json=load("search_code.json")),
+    ]
+
+    results = await source.search(QUESTION, "learning", 5)
+
+    assert len(results) == 3
+    assert route.call_count == 2
+    assert sleeps == [2.0]
+
+
+async def test_secondary_rate_limit_with_long_retry_after_blocks(
+    api: respx.MockRouter, source: GitHubCodeSource, clock: FakeClock, sleeps: list[float]
+) -> None:
+    route = api.get(SEARCH_URL).respond(
+        403, headers={"retry-after": "60"}, json=load("secondary_rate_limit.json")
+    )
+
+    with pytest.raises(SourceError, match="secondary rate limit; retry after 60s"):
+        await source.search(QUESTION, "learning", 5)
+    assert route.call_count == 1 and sleeps == []
+
+    with pytest.raises(SourceUnavailable):
+        await source.search(QUESTION, "learning", 5)
+    assert route.call_count == 1
+    clock.now += 61
+    assert source.status().state == "ready"
+
+
+async def test_secondary_rate_limit_without_headers_waits_a_minute(
+    api: respx.MockRouter, source: GitHubCodeSource, clock: FakeClock, sleeps: list[float]
+) -> None:
+    route = api.get(SEARCH_URL).respond(403, json=load("secondary_rate_limit.json"))
+
+    with pytest.raises(SourceError, match="secondary rate limit"):
+        await source.search(QUESTION, "learning", 5)
+
+    assert route.call_count == 1 and sleeps == []
+    clock.now += SECONDARY_LIMIT_SECONDS - 1
+    assert source.status().state == "skipped"
+    clock.now += 2
+    assert source.status().state == "ready"
+
+
+async def test_forbidden_without_rate_limit_is_a_plain_error(
+    api: respx.MockRouter, source: GitHubCodeSource
+) -> None:
+    route = api.get(SEARCH_URL).respond(
+        403, json={"message": "Resource not accessible by personal access token"}
+    )
+
+    with pytest.raises(SourceError, match="HTTP 403"):
+        await source.search(QUESTION, "learning", 5)
+
+    assert route.call_count == 1
+    assert source.status().state == "ready"
+
+
+async def test_primary_rate_limit_blocks_until_reset_without_retrying(
+    api: respx.MockRouter, source: GitHubCodeSource, clock: FakeClock, sleeps: list[float]
+) -> None:
+    headers = {
+        "x-ratelimit-limit": "10",
+        "x-ratelimit-remaining": "0",
+        "x-ratelimit-reset": str(int(WALL_NOW) + 120),
+        "x-ratelimit-resource": "code_search",
+    }
+    route = api.get(SEARCH_URL).respond(403, headers=headers, json=load("primary_rate_limit.json"))
+
+    with pytest.raises(SourceError, match="resets in 120s"):
+        await source.search(QUESTION, "learning", 5)
+
+    assert route.call_count == 1 and sleeps == []
+    clock.now += 119
+    assert "rate limit" in source.status().reason
+    clock.now += 2
+    assert source.status().state == "ready"
+
+
+async def test_last_allowed_request_returns_results_then_blocks(
+    api: respx.MockRouter, source: GitHubCodeSource
+) -> None:
+    headers = {"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(WALL_NOW) + 30)}
+    route = api.get(SEARCH_URL).respond(200, headers=headers, json=load("search_code.json"))
+
+    assert len(await source.search(QUESTION, "learning", 5)) == 3
+
+    with pytest.raises(SourceUnavailable, match="rate limit"):
+        await source.search(QUESTION, "learning", 5)
+    assert route.call_count == 1
+
+
+# -- the shared client's resilience -------------------------------------------------------
+
+
+async def test_server_error_then_success_is_retried(
+    api: respx.MockRouter, source: GitHubCodeSource, sleeps: list[float]
+) -> None:
+    route = api.get(SEARCH_URL)
+    route.side_effect = [
+        httpx.Response(502, text="<html><body>Bad gateway</body></html>"),
+        httpx.Response(200, json=load("search_code.json")),
+    ]
+
+    assert len(await source.search(QUESTION, "learning", 5)) == 3
+    assert route.call_count == 2 and len(sleeps) == 1
+
+
+async def test_server_error_every_time_opens_the_breaker(
+    api: respx.MockRouter, source: GitHubCodeSource
+) -> None:
+    route = api.get(SEARCH_URL).respond(503, text="<html>Unicorn!</html>")
+
+    for _ in range(2):
+        with pytest.raises(SourceError, match="HTTP 503"):
+            await source.search(QUESTION, "learning", 5)
+    assert route.call_count == 6
+    assert source.status().state == "skipped"
+
+    with pytest.raises(SourceUnavailable):
+        await source.search(QUESTION, "learning", 5)
+    assert route.call_count == 6
+
+
+async def test_validation_error_is_not_retried(
+    api: respx.MockRouter, source: GitHubCodeSource, sleeps: list[float]
+) -> None:
+    route = api.get(SEARCH_URL).respond(422, json=load("validation_failed.json"))
+
+    with pytest.raises(SourceError, match="longer than 256 characters"):
+        await source.search(QUESTION, "learning", 5)
+    assert route.call_count == 1 and sleeps == []
+
+
+async def test_malformed_json_is_a_source_error(
+    api: respx.MockRouter, source: GitHubCodeSource
+) -> None:
+    api.get(SEARCH_URL).respond(200, text="<!DOCTYPE html><title>GitHub</title>")
+
+    with pytest.raises(SourceError, match="malformed JSON"):
+        await source.search(QUESTION, "learning", 5)
+
+
+async def test_timeout_fails_after_retries(
+    api: respx.MockRouter, source: GitHubCodeSource, sleeps: list[float]
+) -> None:
+    route = api.get(SEARCH_URL).mock(side_effect=httpx.ReadTimeout)
+
+    with pytest.raises(SourceError, match="timed out"):
+        await source.search(QUESTION, "learning", 5)
+    assert route.call_count == 3 and len(sleeps) == 2
+
+
+async def test_connect_error_is_unavailable_at_once(
+    api: respx.MockRouter, source: GitHubCodeSource, sleeps: list[float]
+) -> None:
+    route = api.get(SEARCH_URL).mock(side_effect=httpx.ConnectError)
+
+    with pytest.raises(SourceUnavailable, match="unreachable"):
+        await source.search(QUESTION, "learning", 5)
+    assert route.call_count == 1 and sleeps == []
+
+
+# -- status, factory and pure helpers -----------------------------------------------------
+
+
+def test_status_is_ready_with_a_token(source: GitHubCodeSource) -> None:
+    assert str(source.status()) == "ready"
+    assert isinstance(source, Source)
+
+
+def test_factory_reads_token_and_timeouts_from_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    settings = Settings(github_token=SecretStr(TOKEN), http_timeout=4.0)
+
+    source = make_github_source(settings)
+
+    assert isinstance(source, GitHubCodeSource)
+    assert source.status().state == "ready"
+    assert source.client.policy.timeout == 4.0
+    assert source.client.redact(TOKEN) == "***"
+
+
+def test_factory_without_token_is_skipped(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+
+    source = make_github_source(Settings())
+
+    assert str(source.status()) == f"skipped: {NO_TOKEN}"
+
+
+@pytest.mark.parametrize(
+    ("text", "query"),
+    [
+        (QUESTION, "read_lines strip newline line language:python"),
+        (
+            "Why is my javascript fetch returning undefined?",
+            "fetch returning undefined language:javascript",
+        ),
+        (
+            "asyncio.gather raises CancelledError in TaskGroup",
+            "asyncio gather raises CancelledError TaskGroup",
+        ),
+        ("How can I do this?", ""),
+    ],
+)
+def test_build_query(text: str, query: str) -> None:
+    assert build_query(text) == query
+
+
+def test_keywords_prefer_code_like_terms_when_capped() -> None:
+    text = "parsing configuration files with load_config fails because yamlLoader rejects tabs"
+    assert keywords(text, limit=3) == ["parsing", "load_config", "yamlLoader"]
+
+
+def test_question_language_first_named_wins() -> None:
+    assert question_language("Port this C++ code to Rust") == "cpp"
+    assert question_language("javascript, not java") == "javascript"
+    assert question_language("let's go to the park") is None
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("a/b.py", "python"),
+        ("web/App.TSX", "typescript"),
+        ("Dockerfile", "dockerfile"),
+        ("notes", "text"),
+    ],
+)
+def test_path_language(path: str, language: str) -> None:
+    assert path_language(path) == language
+
+
+def test_licence_of() -> None:
+    assert licence_of({"license": {"spdx_id": "Apache-2.0", "name": "Apache"}}) == "Apache-2.0"
+    assert licence_of({"license": None}) == "see repository licence"
+
+
+def test_normalise_scores() -> None:
+    assert normalise_scores([2.0, 1.0, None]) == [1.0, 0.5, None]
+    assert normalise_scores([0.0, 0.0]) == [None, None]
+    assert normalise_scores([]) == []
+
+
+def test_fragments_prefer_content_matches_and_drop_duplicates() -> None:
+    item = {
+        "text_matches": [
+            {"property": "path", "fragment": "src/reader.py"},
+            {"property": "content", "fragment": "\ndef read_lines():\n    pass  \n"},
+            {"property": "content", "fragment": "def read_lines():\n    pass"},
+        ]
+    }
+    assert fragments(item) == "def read_lines():\n    pass"
+    assert fragments({"text_matches": [{"property": "path", "fragment": "a/b.py"}]}) == "a/b.py"
+    assert fragments({}) == ""

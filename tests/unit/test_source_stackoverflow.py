@@ -1,0 +1,559 @@
+"""stackoverflow source against recorded Stack Exchange API 2.3 responses (respx, no network)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import respx
+from pydantic import SecretStr
+
+from codeweaver.config import Settings
+from codeweaver.sources.base import Source, SourceError
+from codeweaver.sources.http import SourceUnavailable
+from codeweaver.sources.so_format import (
+    cc_by_sa_version,
+    clip_markdown,
+    guess_tags,
+    html_to_markdown,
+    normalise_votes,
+)
+from codeweaver.sources.stackoverflow import (
+    THROTTLE_DEFAULT_SECONDS,
+    StackOverflowSource,
+    make_stackoverflow_source,
+)
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "stackexchange"
+SEARCH_URL = "https://api.stackexchange.com/2.3/search/advanced"
+ANSWERS_URL = r"https://api\.stackexchange\.com/2\.3/questions/(?P<ids>[0-9;]+)/answers"
+QUESTION = "How do I read a large file line by line in Python without loading it?"
+KEY = "sekrit-key-0123456789"
+
+
+def load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+    return data
+
+
+class FakeClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def api() -> Iterator[respx.MockRouter]:
+    with respx.mock(assert_all_mocked=True, assert_all_called=False) as router:
+        yield router
+
+
+@pytest.fixture
+def sleeps() -> list[float]:
+    return []
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def source(sleeps: list[float], clock: FakeClock) -> StackOverflowSource:
+    return make(sleeps, clock)
+
+
+def make(
+    sleeps: list[float],
+    clock: FakeClock,
+    key: str | None = None,
+    now: datetime = datetime(2024, 5, 1, 23, 0, tzinfo=UTC),
+) -> StackOverflowSource:
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    return StackOverflowSource(key, sleep=sleep, clock=clock, now=lambda: now)
+
+
+def mock_success(
+    api: respx.MockRouter,
+    search: dict[str, Any] | None = None,
+    answers: dict[str, Any] | None = None,
+) -> tuple[respx.Route, respx.Route]:
+    search_route = api.get(SEARCH_URL).respond(200, json=search or load("search_advanced.json"))
+    answers_route = api.get(url__regex=ANSWERS_URL).respond(
+        200, json=answers or load("answers.json")
+    )
+    return search_route, answers_route
+
+
+# -- success ------------------------------------------------------------------------------
+
+
+async def test_search_builds_results_from_questions_and_best_answers(
+    api: respx.MockRouter, source: StackOverflowSource
+) -> None:
+    search_route, answers_route = mock_success(api)
+
+    results = await source.search(QUESTION, "debugging", 3)
+
+    assert search_route.call_count == 1
+    assert answers_route.call_count == 1  # every question's answers in one call
+    params = search_route.calls.last.request.url.params
+    assert params["q"] == QUESTION
+    assert params["site"] == "stackoverflow"
+    assert params["sort"] == "relevance"
+    assert params["order"] == "desc"
+    assert params["tagged"] == "python"
+    assert params["pagesize"] == "3"
+    assert "key" not in params
+    answers_request = answers_route.calls.last.request
+    assert answers_request.url.path == "/2.3/questions/8009882;3277503;71234567/answers"
+    assert answers_request.url.params["filter"] == "withbody"
+    assert answers_request.url.params["sort"] == "votes"
+    assert answers_request.url.params["site"] == "stackoverflow"
+
+    assert [r["reference"] for r in results] == [
+        "stackoverflow:q8009882/a8010133",  # accepted (50 votes) beats 900 votes
+        "stackoverflow:q3277503/a3277516",  # no accepted answer: the top-voted one
+        "stackoverflow:q71234567/a71234600",
+    ]
+    first, second, third = results
+    assert first["title"] == "How to read a large file, line by line & without loading it all?"
+    assert third["title"] == 'Why does "open()" keep the newline at the end of each line?'
+    assert first["url"] == (
+        "https://stackoverflow.com/questions/8009882/how-to-read-a-large-file-line-by-line"
+    )
+    assert all(r["source"] == "stackoverflow" for r in results)
+    assert first["snippet"].splitlines()[0] == (
+        "[accepted · python, file, line-by-line · 50 votes · question 742 votes]"
+    )
+    assert second["snippet"].splitlines()[0].startswith("[top-voted · python, string")
+    assert first["date"] == "2011-11-04"
+    assert second["date"] == "2010-07-19"
+
+
+async def test_attribution_licence_follows_the_answer_date(
+    api: respx.MockRouter, source: StackOverflowSource
+) -> None:
+    mock_success(api)
+
+    results = await source.search(QUESTION, "learning", 3)
+
+    by_ref = {r["reference"]: r["attribution"] for r in results}
+    assert by_ref["stackoverflow:q8009882/a8010133"] == (
+        "answer by Jörg Weber (https://stackoverflow.com/users/128700/jorg-weber), "
+        "CC BY-SA 3.0, https://stackoverflow.com/a/8010133"
+    )
+    assert by_ref["stackoverflow:q3277503/a3277516"] == (
+        "answer by Helga Brandt (https://stackoverflow.com/users/394012/helga-brandt), "
+        "CC BY-SA 2.5, https://stackoverflow.com/a/3277516"
+    )
+    assert by_ref["stackoverflow:q71234567/a71234600"] == (
+        "answer by Sam Ito (https://stackoverflow.com/users/20431977/sam-ito), "
+        "CC BY-SA 4.0, https://stackoverflow.com/a/71234600"
+    )
+
+
+async def test_snippet_is_markdown_with_the_code_block_kept(
+    api: respx.MockRouter, source: StackOverflowSource
+) -> None:
+    mock_success(api)
+
+    results = await source.search(QUESTION, "learning", 3)
+
+    snippet = results[2]["snippet"]
+    assert "<p>" not in snippet and "&quot;" not in snippet and "&gt;" not in snippet
+    assert (
+        "```py\n"
+        "for line in f:\n"
+        '    if line.rstrip("\\n") != "" and len(line) > 1:\n'
+        '        process(line.rstrip("\\n"))\n'
+        "```"
+    ) in snippet
+    assert "## Why" in snippet
+    assert "- the *newline* is part of the data" in snippet
+    assert "[the io docs](https://docs.python.org/3/library/io.html)" in snippet
+    assert "# Do something with 'line'" in results[0]["snippet"]
+
+
+async def test_scores_are_in_unit_range_and_follow_the_votes(
+    api: respx.MockRouter, source: StackOverflowSource
+) -> None:
+    mock_success(api)
+
+    results = await source.search(QUESTION, "learning", 3)
+
+    scores = {r["reference"]: r["score"] for r in results}
+    top = scores["stackoverflow:q3277503/a3277516"]  # 2640 votes
+    mid = scores["stackoverflow:q8009882/a8010133"]  # 50 votes
+    low = scores["stackoverflow:q71234567/a71234600"]  # 3 votes
+    assert top is not None and mid is not None and low is not None
+    assert 0.0 <= low < mid < top <= 1.0
+
+
+async def test_question_without_fetched_answer_is_kept_as_question_only(
+    api: respx.MockRouter, source: StackOverflowSource
+) -> None:
+    answers = load("answers.json")
+    answers["items"] = [a for a in answers["items"] if a["question_id"] != 3277503]
+    mock_success(api, answers=answers)
+
+    results = await source.search(QUESTION, "learning", 3)
+
+    question_only = results[1]
+    assert question_only["reference"] == "stackoverflow:q3277503"
+    assert question_only["snippet"].startswith("[question only · python, string")
+    assert "store each line as an element in a list" in question_only["snippet"]
+    assert question_only["attribution"] is not None
+    assert question_only["attribution"].startswith("question by Tomás Reyes (")
+    assert (question_only["score"] or 0) < normalise_votes(2487)
+
+
+async def test_key_is_sent_when_configured(
+    api: respx.MockRouter, sleeps: list[float], clock: FakeClock
+) -> None:
+    search_route, answers_route = mock_success(api)
+    source = make(sleeps, clock, key=KEY)
+
+    await source.search(QUESTION, "learning", 3)
+
+    assert search_route.calls.last.request.url.params["key"] == KEY
+    assert answers_route.calls.last.request.url.params["key"] == KEY
+
+
+async def test_empty_result_makes_no_answers_call(
+    api: respx.MockRouter, source: StackOverflowSource
+) -> None:
+    _, answers_route = mock_success(api, search=load("search_advanced_empty.json"))
+
+    assert await source.search("qwzx frobnicate the unfrobnicable", "learning", 5) == []
+    assert answers_route.call_count == 0
+
+
+async def test_blank_query_makes_no_call(
+    api: respx.MockRouter, source: StackOverflowSource
+) -> None:
+    search_route, _ = mock_success(api)
+
+    assert await source.search("   ", "learning", 5) == []
+    assert search_route.call_count == 0
+
+
+# -- throttles, backoff and quota ---------------------------------------------------------
+
+
+async def test_backoff_field_blocks_the_next_search(
+    api: respx.MockRouter, source: StackOverflowSource, clock: FakeClock
+) -> None:
+    search = load("search_advanced.json")
+    search["backoff"] = 10
+    search_route, answers_route = mock_success(api, search=search)
+
+    first = await source.search(QUESTION, "learning", 3)
+
+    assert len(first) == 3  # the answers call is another method: allowed during backoff
+    assert source.status().state == "skipped"
+    assert "back off for 10s" in source.status().reason
+    with pytest.raises(SourceUnavailable, match="back off"):
+        await source.search(QUESTION, "learning", 3)
+    assert (search_route.call_count, answers_route.call_count) == (1, 1)
+
+    clock.now += 11
+    assert source.status().state == "ready"
+    await source.search(QUESTION, "learning", 3)
+    assert search_route.call_count == 2
+
+
+async def test_throttle_violation_blocks_for_the_seconds_in_the_message(
+    api: respx.MockRouter, source: StackOverflowSource, clock: FakeClock, sleeps: list[float]
+) -> None:
+    search_route = api.get(SEARCH_URL).respond(400, json=load("throttle_violation.json"))
+
+    with pytest.raises(SourceError, match="throttle_violation") as caught:
+        await source.search(QUESTION, "debugging", 5)
+
+    assert not isinstance(caught.value, SourceUnavailable)
+    assert "77316" in str(caught.value)
+    assert search_route.call_count == 1  # a throttle is not retried
+    assert sleeps == []
+    with pytest.raises(SourceUnavailable):
+        await source.search(QUESTION, "debugging", 5)
+    assert search_route.call_count == 1
+    clock.now += 77_315
+    assert source.status().state == "skipped"
+    assert "throttled" in source.status().reason
+    clock.now += 2
+    assert source.status().state == "ready"
+
+
+async def test_throttle_without_seconds_uses_the_default(
+    api: respx.MockRouter, source: StackOverflowSource, clock: FakeClock
+) -> None:
+    body = load("throttle_violation.json")
+    body["error_message"] = "too many requests from this IP"
+    api.get(SEARCH_URL).respond(400, json=body)
+
+    with pytest.raises(SourceError, match="throttle"):
+        await source.search(QUESTION, "debugging", 5)
+
+    clock.now += THROTTLE_DEFAULT_SECONDS - 1
+    assert source.status().state == "skipped"
+    clock.now += 2
+    assert source.status().state == "ready"
+
+
+async def test_other_api_error_reports_its_name_and_message(
+    api: respx.MockRouter, source: StackOverflowSource, sleeps: list[float]
+) -> None:
+    route = api.get(SEARCH_URL).respond(400, json=load("bad_parameter.json"))
+
+    with pytest.raises(SourceError, match=r"API error 400 bad_parameter: ids") as caught:
+        await source.search(QUESTION, "debugging", 5)
+
+    assert not isinstance(caught.value, SourceUnavailable)
+    assert route.call_count == 1 and sleeps == []
+    assert source.status().state == "ready"  # one client error does not open the breaker
+
+
+async def test_quota_used_up_blocks_until_utc_midnight(
+    api: respx.MockRouter, sleeps: list[float], clock: FakeClock
+) -> None:
+    answers = load("answers.json")
+    answers["quota_remaining"] = 0
+    search_route, _ = mock_success(api, answers=answers)
+    source = make(sleeps, clock, now=datetime(2024, 5, 1, 23, 0, tzinfo=UTC))
+
+    results = await source.search(QUESTION, "learning", 3)
+
+    assert len(results) == 3
+    status = source.status()
+    assert status.state == "skipped"
+    assert "quota" in status.reason and "00:00 UTC" in status.reason
+    assert "STACKEXCHANGE_KEY" in status.reason
+    with pytest.raises(SourceUnavailable, match="quota"):
+        await source.search(QUESTION, "learning", 3)
+    assert search_route.call_count == 1
+    clock.now += 3_599  # one hour to midnight
+    assert source.status().state == "skipped"
+    clock.now += 2
+    assert source.status().state == "ready"
+
+
+async def test_quota_used_up_by_the_search_skips_the_answers_call(
+    api: respx.MockRouter, source: StackOverflowSource
+) -> None:
+    search = load("search_advanced.json")
+    search["quota_remaining"] = 0
+    _, answers_route = mock_success(api, search=search)
+
+    results = await source.search(QUESTION, "learning", 3)
+
+    assert answers_route.call_count == 0
+    assert [r["reference"] for r in results] == [
+        "stackoverflow:q8009882",
+        "stackoverflow:q3277503",
+        "stackoverflow:q71234567",
+    ]
+    assert "quota" in source.status().reason
+
+
+# -- the shared client's resilience -------------------------------------------------------
+
+
+async def test_server_error_then_success_is_retried(
+    api: respx.MockRouter, source: StackOverflowSource, sleeps: list[float]
+) -> None:
+    search_route, _ = mock_success(api)
+    search_route.side_effect = [
+        httpx.Response(503, text=(FIXTURES / "error_page.html").read_text()),
+        httpx.Response(200, json=load("search_advanced.json")),
+    ]
+
+    results = await source.search(QUESTION, "learning", 3)
+
+    assert len(results) == 3
+    assert search_route.call_count == 2
+    assert len(sleeps) == 1
+
+
+async def test_server_error_every_time_fails_then_opens_the_breaker(
+    api: respx.MockRouter, source: StackOverflowSource, sleeps: list[float]
+) -> None:
+    route = api.get(SEARCH_URL).respond(503, text=(FIXTURES / "error_page.html").read_text())
+
+    for _ in range(2):
+        with pytest.raises(SourceError, match="HTTP 503"):
+            await source.search(QUESTION, "learning", 3)
+    assert route.call_count == 6  # 1 + 2 retries, twice
+    assert len(sleeps) == 4
+    assert source.status().state == "skipped"
+
+    with pytest.raises(SourceUnavailable):
+        await source.search(QUESTION, "learning", 3)
+    assert route.call_count == 6
+
+
+async def test_malformed_json_is_a_source_error(
+    api: respx.MockRouter, source: StackOverflowSource
+) -> None:
+    api.get(SEARCH_URL).respond(
+        200, text=(FIXTURES / "error_page.html").read_text(), content_type="text/html"
+    )
+
+    with pytest.raises(SourceError, match="malformed JSON"):
+        await source.search(QUESTION, "learning", 3)
+
+
+async def test_unexpected_shape_is_a_source_error(
+    api: respx.MockRouter, source: StackOverflowSource
+) -> None:
+    api.get(SEARCH_URL).respond(200, json={"items": "nope"})
+
+    with pytest.raises(SourceError, match="unexpected response"):
+        await source.search(QUESTION, "learning", 3)
+
+
+async def test_timeout_fails_after_retries(
+    api: respx.MockRouter, source: StackOverflowSource, sleeps: list[float]
+) -> None:
+    route = api.get(SEARCH_URL).mock(side_effect=httpx.ReadTimeout)
+
+    with pytest.raises(SourceError, match="timed out"):
+        await source.search(QUESTION, "learning", 3)
+    assert route.call_count == 3
+    assert len(sleeps) == 2
+
+
+async def test_connect_error_is_unavailable_at_once(
+    api: respx.MockRouter, source: StackOverflowSource, sleeps: list[float]
+) -> None:
+    route = api.get(SEARCH_URL).mock(side_effect=httpx.ConnectError)
+
+    with pytest.raises(SourceUnavailable, match="unreachable"):
+        await source.search(QUESTION, "learning", 3)
+    assert route.call_count == 1 and sleeps == []
+    assert "unreachable" in source.status().reason
+
+
+async def test_key_never_appears_in_errors(
+    api: respx.MockRouter, sleeps: list[float], clock: FakeClock
+) -> None:
+    source = make(sleeps, clock, key=KEY)
+    # A proxy's error page that echoes the request's key.
+    api.get(SEARCH_URL).mock(
+        side_effect=lambda request: httpx.Response(
+            502, text=f"Bad gateway (key={request.url.params['key']})"
+        )
+    )
+
+    with pytest.raises(SourceError) as caught:
+        await source.search(QUESTION, "learning", 3)
+
+    assert KEY not in str(caught.value)
+    assert "***" in str(caught.value)
+    assert KEY not in source.status().reason
+
+
+async def test_key_never_appears_in_api_errors(
+    api: respx.MockRouter, sleeps: list[float], clock: FakeClock
+) -> None:
+    source = make(sleeps, clock, key=KEY)
+    body = {"error_id": 403, "error_name": "access_denied", "error_message": f"bad key {KEY}"}
+    api.get(SEARCH_URL).respond(400, json=body)
+
+    with pytest.raises(SourceError, match="access_denied") as caught:
+        await source.search(QUESTION, "learning", 3)
+
+    assert KEY not in str(caught.value)
+
+
+# -- status, factory and pure helpers -----------------------------------------------------
+
+
+def test_status_is_ready_without_a_key(source: StackOverflowSource) -> None:
+    assert str(source.status()) == "ready"
+    assert isinstance(source, Source)
+
+
+def test_factory_reads_key_and_timeouts_from_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no stray .env
+    settings = Settings(stackexchange_key=SecretStr(KEY), http_timeout=3.5, connect_timeout=0.5)
+
+    source = make_stackoverflow_source(settings)
+
+    assert isinstance(source, StackOverflowSource)
+    assert source.client.policy.timeout == 3.5
+    assert source.client.policy.connect_timeout == 0.5
+    assert source.client.redact(f"x {KEY} y") == "x *** y"
+
+
+@pytest.mark.parametrize(
+    ("text", "tags"),
+    [
+        ("How do I read a file in Python?", ["python"]),
+        ("javascript fetch returns undefined", ["javascript"]),  # not "java"
+        ("git push rejected from github actions", ["git", "github-actions"]),
+        (
+            "Docker container cannot reach Postgres from a Django app",
+            ["docker", "postgresql", "django"],
+        ),
+        ("React + TypeScript + Node.js + Docker build fails", ["reactjs", "typescript", "node.js"]),
+        ("C# vs C++ and .NET interop", ["c#", "c++", ".net"]),
+        ("How do I go to the next line?", []),
+    ],
+)
+def test_guess_tags(text: str, tags: list[str]) -> None:
+    assert guess_tags(text) == tags
+
+
+@pytest.mark.parametrize(
+    ("date", "version"),
+    [
+        (datetime(2011, 4, 7, 23, 59, 59, tzinfo=UTC), "2.5"),
+        (datetime(2011, 4, 8, tzinfo=UTC), "3.0"),
+        (datetime(2018, 5, 1, 23, 59, 59, tzinfo=UTC), "3.0"),
+        (datetime(2018, 5, 2, tzinfo=UTC), "4.0"),
+    ],
+)
+def test_licence_version_boundaries(date: datetime, version: str) -> None:
+    assert cc_by_sa_version(int(date.timestamp())) == version
+
+
+def test_normalise_votes_is_monotonic_and_bounded() -> None:
+    votes = [-5, 0, 1, 4, 5, 50, 500, 50_000]
+    scores = [normalise_votes(v) for v in votes]
+    assert scores == sorted(scores)
+    assert scores[0] == 0.0 and scores[1] == 0.0
+    assert normalise_votes(5) == pytest.approx(0.5)
+    assert all(0.0 <= s < 1.0 for s in scores)
+    assert len(set(scores[1:])) == len(scores) - 1
+
+
+def test_html_to_markdown_keeps_identifiers_and_code() -> None:
+    text = html_to_markdown(
+        "<p>Call <code>read_file()</code> on my_path.</p>"
+        "<pre><code>x = a_b * c\n\n\nprint(x)\n</code></pre>"
+    )
+    assert "Call `read_file()` on my_path." in text
+    assert "```\nx = a_b * c\n\n\nprint(x)\n```" in text
+
+
+def test_clip_markdown_closes_an_open_fence() -> None:
+    text = "intro\n\n```\n" + "line\n" * 200 + "```"
+    clipped = clip_markdown(text, 300)
+    assert len(clipped) < 320
+    assert clipped.count("```") % 2 == 0
+    assert clipped.endswith("…")
+    assert clip_markdown("short", 300) == "short"
