@@ -256,17 +256,21 @@ def cache_clear() -> None:
     _console().print(f"removed {build_cache(_settings()).clear()} entries")
 
 
-def _register_eval() -> None:
+def _register_subcommands() -> None:
     from codeweaver.cli.eval_cmds import eval_app
+    from codeweaver.cli.index_cmds import index_app
 
     app.add_typer(eval_app, name="eval")
+    app.add_typer(index_app, name="index")
 
 
-_register_eval()
+_register_subcommands()
 
 
 def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    # httpx logs full request URLs at INFO, and the StackExchange key travels in the URL.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     app()
 
 

@@ -1,0 +1,171 @@
+"""`codeweaver index …`: add, list and remove documents of the team knowledge base."""
+
+from __future__ import annotations
+
+import json
+from contextlib import nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from codeweaver.config import Settings
+    from codeweaver.kb.report import IndexReport
+    from codeweaver.kb.store import KnowledgeBase
+
+index_app = typer.Typer(
+    help="Manage the team knowledge base: documents searched by meaning.", no_args_is_help=True
+)
+
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+PathsArg = Annotated[list[Path], typer.Argument(help="Files or folders.", show_default=False)]
+
+
+def _console(stderr: bool = False) -> Console:
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    _console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    raise typer.Exit(code)
+
+
+def _known_errors() -> tuple[type[Exception], ...]:
+    from pydantic import ValidationError
+
+    from codeweaver.embeddings.base import EmbeddingError
+    from codeweaver.memory.vectors import VectorStoreError
+
+    return (EmbeddingError, VectorStoreError, ValidationError)
+
+
+def _open() -> tuple[Settings, KnowledgeBase]:
+    from codeweaver.config import Settings
+    from codeweaver.kb.store import KnowledgeBase
+
+    settings = Settings()
+    return settings, KnowledgeBase(settings)
+
+
+def _print_json(data: Any) -> None:
+    typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _print_report(report: IndexReport, verb: str) -> None:
+    from rich.markup import escape
+
+    console = _console()
+    styles = {"added": "green", "updated": "cyan", "removed": "yellow", "failed": "red"}
+    for item in report.files:
+        if item.outcome == "unchanged":
+            continue
+        style = styles[item.outcome]
+        line = f"[{style}]{item.outcome:>8}[/]  {escape(item.display_path)}"
+        if item.chunks:
+            line += f" [dim]({item.chunks} chunk{'s' if item.chunks != 1 else ''})[/]"
+        if item.reason:
+            line += f" — {escape(item.reason)}"
+        console.print(line, highlight=False)
+    counts = report.counts()
+    summary = " · ".join(f"{name} {counts[name]}" for name in counts)
+    console.print(
+        f"[bold]{verb}:[/] {summary}  [dim]({report.chunks_written} chunks written, "
+        f"{report.seconds:.1f} s)[/]",
+        highlight=False,
+    )
+
+
+@index_app.command("add")
+def add(paths: PathsArg, as_json: JsonOpt = False) -> None:
+    """Index files and folders (Markdown, reST, text, HTML, PDF, source code).
+
+    Unchanged files are skipped; changed files have their chunks replaced.
+    """
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        _fail(f"no such file or folder: {', '.join(missing)}")
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    stderr = _console(stderr=True)
+    interactive = stderr.is_terminal and not as_json
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=stderr,
+        transient=True,
+    )
+    tasks: dict[str, Any] = {}
+
+    def on_phase(phase: str, done: int, total: int) -> None:
+        if phase not in tasks:
+            tasks[phase] = bar.add_task(phase, total=total or None)
+        bar.update(tasks[phase], completed=done, total=total or None)
+
+    try:
+        _settings, kb = _open()
+        with bar if interactive else nullcontext():
+            report = kb.add(paths, progress=on_phase if interactive else None)
+    except _known_errors() as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        _print_report(report, "indexed")
+    counts = report.counts()
+    if counts["failed"] and not (counts["added"] or counts["updated"] or counts["unchanged"]):
+        raise typer.Exit(1)  # nothing given could be indexed
+
+
+@index_app.command("list")
+def list_files(as_json: JsonOpt = False) -> None:
+    """Indexed files with their chunk counts and when they were indexed."""
+    try:
+        settings, kb = _open()
+        from codeweaver.kb.store import indexed_chunk_count
+
+        # An empty store is answered without loading the embedding model.
+        files = kb.list_files() if indexed_chunk_count(settings) else []
+    except _known_errors() as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json([f.to_dict() for f in files])
+        return
+    console = _console()
+    if not files:
+        console.print("knowledge base is empty (codeweaver index add PATH)")
+        return
+    from datetime import datetime
+
+    from rich.table import Table
+
+    table = Table("file", "chunks", "indexed", "title")
+    for f in files:
+        when = datetime.fromtimestamp(f.indexed_at).isoformat(sep=" ", timespec="seconds")
+        table.add_row(f.display_path, str(f.chunks), when, f.title)
+    console.print(table)
+    console.print(f"{len(files)} files, {sum(f.chunks for f in files)} chunks", highlight=False)
+
+
+@index_app.command("remove")
+def remove(paths: PathsArg, as_json: JsonOpt = False) -> None:
+    """Remove the chunks of files, or of every file under folders (the files may be gone)."""
+    try:
+        _settings, kb = _open()
+        report = kb.remove(paths)
+    except _known_errors() as exc:
+        _fail(str(exc))
+    if as_json:
+        _print_json(report.to_dict())
+    else:
+        _print_report(report, "removed")
+    not_indexed = [f.display_path for f in report.of("failed")]
+    if not_indexed and not as_json:
+        _fail(f"not in the knowledge base: {', '.join(not_indexed)}")
+    if not_indexed:
+        raise typer.Exit(2)

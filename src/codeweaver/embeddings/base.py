@@ -1,0 +1,97 @@
+"""The embedder interface and the registry of embedders by name."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from codeweaver.config import Settings
+
+Vectors = NDArray[np.float32]
+
+
+class EmbeddingError(RuntimeError):
+    """An embedder could not be created or run (missing files, missing extra, bad name)."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors. Implementations are thread-safe."""
+
+    name: str
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: list[str]) -> Vectors:
+        """An `(len(texts), dimension)` float32 array, each row of unit length."""
+        ...
+
+
+# A factory gets the part after `kind:` (empty for plain names) and the settings.
+EmbedderFactory = Callable[[str, "Settings"], Embedder]
+
+_REGISTRY: dict[str, EmbedderFactory] = {}
+_SHARED: dict[str, Embedder] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def register_embedder(kind: str) -> Callable[[EmbedderFactory], EmbedderFactory]:
+    """Decorator: make an embedder factory available as `kind` or `kind:<argument>`."""
+
+    def decorate(factory: EmbedderFactory) -> EmbedderFactory:
+        _REGISTRY[kind] = factory
+        return factory
+
+    return decorate
+
+
+def embedder_kinds() -> list[str]:
+    _load_builtin_embedders()
+    return sorted(_REGISTRY)
+
+
+def create_embedder(name: str, settings: Settings) -> Embedder:
+    """The embedder called `name` (`minilm`, `sentence-transformers:<model>`).
+
+    Instances are shared per name within the process: models are large and stateless.
+    """
+    name = name.strip()
+    with _SHARED_LOCK:
+        if name in _SHARED:
+            return _SHARED[name]
+        _load_builtin_embedders()
+        kind, _, argument = name.partition(":")
+        factory = _REGISTRY.get(kind.strip().lower())
+        if factory is None:
+            known = ", ".join(f"`{k}`" for k in sorted(_REGISTRY))
+            raise EmbeddingError(
+                f"unknown embedding model {name!r}; known: {known} "
+                "(set CODEWEAVER_EMBEDDINGS, e.g. `minilm` or `sentence-transformers:BAAI/bge-m3`)"
+            )
+        embedder = factory(argument.strip(), settings)
+        _SHARED[name] = embedder
+        return embedder
+
+
+def clear_shared_embedders() -> None:
+    """Forget shared instances (tests)."""
+    with _SHARED_LOCK:
+        _SHARED.clear()
+
+
+def l2_normalise(vectors: NDArray[np.floating]) -> Vectors:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    # An all-zero row (empty input) stays zero instead of becoming NaN.
+    out: Vectors = (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    return out
+
+
+def _load_builtin_embedders() -> None:
+    # Importing the modules runs their @register_embedder decorators.
+    from codeweaver.embeddings import minilm, st_backend  # noqa: F401

@@ -1,0 +1,71 @@
+"""What the knowledge base returns: per-file outcomes, indexed files and search hits."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Outcome = Literal["added", "updated", "unchanged", "removed", "failed"]
+OUTCOMES: tuple[Outcome, ...] = ("added", "updated", "unchanged", "removed", "failed")
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """What happened to one file (or one given path that could not be used)."""
+
+    path: str
+    display_path: str
+    outcome: Outcome
+    chunks: int = 0
+    reason: str = ""
+
+
+@dataclass
+class IndexReport:
+    """The result of `add` or `remove`: never raised, every problem is a `failed` entry."""
+
+    files: list[FileResult] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def of(self, outcome: Outcome) -> list[FileResult]:
+        return [f for f in self.files if f.outcome == outcome]
+
+    def counts(self) -> dict[str, int]:
+        return {name: len(self.of(name)) for name in OUTCOMES}
+
+    @property
+    def chunks_written(self) -> int:
+        return sum(f.chunks for f in self.files if f.outcome in ("added", "updated"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "counts": self.counts(),
+            "chunks_written": self.chunks_written,
+            "seconds": round(self.seconds, 3),
+            "files": [asdict(f) for f in self.files],
+        }
+
+
+@dataclass(frozen=True)
+class IndexedFile:
+    path: str
+    display_path: str
+    title: str
+    chunks: int
+    indexed_at: float
+    sha256: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class KbHit:
+    path: str
+    display_path: str
+    title: str
+    text: str
+    chunk_index: int
+    start_line: int
+    page: int | None
+    score: float

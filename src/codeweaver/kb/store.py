@@ -1,0 +1,307 @@
+"""The team knowledge base: ingest files into a vector collection, list, remove and search."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from codeweaver.kb.report import FileResult, IndexedFile, IndexReport, KbHit
+
+if TYPE_CHECKING:
+    from codeweaver.config import Settings
+    from codeweaver.embeddings.base import Embedder
+    from codeweaver.kb.chunking import Chunk
+    from codeweaver.kb.loaders import Document
+    from codeweaver.memory.vectors import VectorCollection
+
+Progress = Callable[[str, int, int], None]  # (phase, done, total)
+
+PURPOSE = "kb"
+KEYWORD_FIELDS = ("path", "sha256")
+# Files are embedded together once this many chunks are pending: large batches are faster.
+EMBED_BATCH_CHUNKS = 128
+_ID_NAMESPACE = uuid.UUID("5b0e7a52-6c55-4c49-9a36-8f0f1d2b7c11")
+
+_generation = 0
+_generation_lock = threading.Lock()
+
+
+def generation() -> int:
+    """Bumped on every change in this process, so cached "is it empty?" answers can expire."""
+    return _generation
+
+
+def _bump() -> None:
+    global _generation
+    with _generation_lock:
+        _generation += 1
+
+
+def point_id(path: str, sha256: str, index: int) -> str:
+    """Stable per file version and chunk: unchanged files keep their point ids."""
+    return str(uuid.uuid5(_ID_NAMESPACE, f"{path}\n{sha256}\n{index}"))
+
+
+def indexed_chunk_count(settings: Settings) -> int:
+    """Chunks stored for the configured embedding model, without loading the model.
+
+    Raises `VectorStoreLockedError` when another process holds the local store.
+    """
+    from codeweaver.memory.vectors import (
+        StoreLocation,
+        collection_prefix,
+        count_points,
+        list_collections,
+    )
+
+    location = StoreLocation.from_settings(settings)
+    if location.folder is not None and not location.folder.exists():
+        return 0  # never indexed: do not even create the folder
+    # Any dimension of the configured model counts; the dimension needs the model loaded.
+    prefix = collection_prefix(PURPOSE, settings.embedding_model)
+    return sum(count_points(location, name) for name in list_collections(location, prefix))
+
+
+@dataclass
+class _Indexed:
+    sha256: str = ""
+    display: str = ""
+    ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Pending:
+    doc: Document
+    display: str
+    chunks: list[Chunk]
+    old_ids: list[str]
+
+
+class KnowledgeBase:
+    """Files chunked, embedded and stored in `kb__<model>__<dim>`."""
+
+    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self._embedder = embedder
+        self._collection: VectorCollection | None = None
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from codeweaver.embeddings import create_embedder
+
+            self._embedder = create_embedder(self.settings.embedding_model, self.settings)
+        return self._embedder
+
+    @property
+    def collection(self) -> VectorCollection:
+        if self._collection is None:
+            from codeweaver.memory.vectors import VectorCollection
+
+            embedder = self.embedder
+            self._collection = VectorCollection.open(
+                self.settings, PURPOSE, embedder.name, embedder.dimension, KEYWORD_FIELDS
+            )
+        return self._collection
+
+    # -- ingest ---------------------------------------------------------------------------
+
+    def add(self, paths: Sequence[str | Path], progress: Progress | None = None) -> IndexReport:
+        """Index files and folders; unchanged files are skipped, changed ones replaced."""
+        from codeweaver.kb.loaders import LoadError, iter_files, load_document
+
+        started = time.perf_counter()
+        report = IndexReport()
+        notify = progress or (lambda phase, done, total: None)
+        notify("scanning", 0, 0)
+        files: dict[Path, str] = {}  # resolved path -> display path
+        folders: list[Path] = []
+        for given in paths:
+            path = Path(given).expanduser()
+            if not path.exists():
+                report.files.append(FileResult(str(given), str(given), "failed", 0, "not found"))
+                continue
+            path = path.resolve()
+            if path.is_dir():
+                folders.append(path)
+                for found in iter_files(path):
+                    files.setdefault(found, found.relative_to(path.parent).as_posix())
+            else:
+                files.setdefault(path, path.name)
+        notify("scanning", len(files), len(files))
+        manifest = self._manifest()
+        pending: list[_Pending] = []
+        total = len(files)
+        for done, (path, display) in enumerate(files.items(), 1):
+            key = str(path)
+            old = manifest.get(key, _Indexed())
+            old_ids = old.ids
+            display = old.display or display  # keep the name a file was first indexed under
+            try:
+                doc = load_document(path)
+                if doc.sha256 == old.sha256:
+                    report.files.append(FileResult(key, display, "unchanged", len(old_ids)))
+                else:
+                    pending.append(_Pending(doc, display, self._chunk(doc), old_ids))
+            except LoadError as exc:
+                report.files.append(FileResult(key, display, "failed", 0, str(exc)))
+            except Exception as exc:  # one odd file must not stop the run
+                reason = f"{type(exc).__name__}: {exc}"
+                report.files.append(FileResult(key, display, "failed", 0, reason))
+            if sum(len(p.chunks) for p in pending) >= EMBED_BATCH_CHUNKS:
+                report.files.extend(self._write(pending))
+                pending = []
+            notify("indexing", done, total)
+        report.files.extend(self._write(pending))
+        report.files.extend(self._drop_vanished(folders, manifest, set(map(str, files))))
+        report.files.sort(key=lambda f: (f.display_path, f.path))
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _chunk(self, doc: Document) -> list[Chunk]:
+        from codeweaver.kb.chunking import chunk_document
+
+        return chunk_document(doc)
+
+    def _write(self, pending: list[_Pending]) -> list[FileResult]:
+        if not pending:
+            return []
+        texts = [f"{p.doc.title}\n\n{c.text}" for p in pending for c in p.chunks]
+        vectors = self.embedder.embed(texts)
+        now = time.time()
+        ids: list[str] = []
+        payloads: list[dict[str, Any]] = []
+        for p in pending:
+            for c in p.chunks:
+                ids.append(point_id(str(p.doc.path), p.doc.sha256, c.index))
+                payloads.append(self._payload(p, c, now))
+        # New chunks go in before old ones go out: a crash never leaves a file unindexed.
+        self.collection.upsert(ids, vectors, payloads)
+        self.collection.delete_ids([i for p in pending for i in p.old_ids])
+        _bump()
+        return [
+            FileResult(
+                str(p.doc.path), p.display, "updated" if p.old_ids else "added", len(p.chunks)
+            )
+            for p in pending
+        ]
+
+    @staticmethod
+    def _payload(p: _Pending, c: Chunk, now: float) -> dict[str, Any]:
+        return {
+            "path": str(p.doc.path),
+            "display_path": p.display,
+            "chunk_index": c.index,
+            "start_line": c.start_line,
+            "page": c.page,
+            "title": p.doc.title,
+            "kind": p.doc.kind.kind,
+            "text": c.text,
+            "sha256": p.doc.sha256,
+            "mtime": p.doc.mtime,
+            "indexed_at": now,
+        }
+
+    def _manifest(self) -> dict[str, _Indexed]:
+        """What is indexed now, by file path."""
+        manifest: dict[str, _Indexed] = {}
+        for pid, payload in self.collection.scroll(fields=["path", "sha256", "display_path"]):
+            entry = manifest.setdefault(
+                str(payload.get("path", "")),
+                _Indexed(str(payload.get("sha256", "")), str(payload.get("display_path", ""))),
+            )
+            entry.ids.append(pid)
+        return manifest
+
+    def _drop_vanished(
+        self, folders: Iterable[Path], manifest: dict[str, _Indexed], seen: set[str]
+    ) -> list[FileResult]:
+        """Files indexed under a re-added folder that no longer exist are removed."""
+        results: list[FileResult] = []
+        for folder in folders:
+            prefix = str(folder).rstrip(os.sep) + os.sep
+            for path, old in manifest.items():
+                if path.startswith(prefix) and path not in seen and not Path(path).exists():
+                    self.collection.delete_ids(old.ids)
+                    results.append(
+                        FileResult(path, old.display, "removed", len(old.ids), "file was deleted")
+                    )
+        if results:
+            _bump()
+        return results
+
+    # -- manage ---------------------------------------------------------------------------
+
+    def remove(self, paths: Sequence[str | Path]) -> IndexReport:
+        """Delete the chunks of files, or of every file under folders, given by path."""
+        started = time.perf_counter()
+        report = IndexReport()
+        indexed = {f.path: f for f in self.list_files()}
+        for given in paths:
+            target = str(Path(given).expanduser().resolve())
+            prefix = target.rstrip(os.sep) + os.sep
+            matched = [f for p, f in indexed.items() if p == target or p.startswith(prefix)]
+            if not matched:
+                report.files.append(FileResult(target, str(given), "failed", 0, "not indexed"))
+                continue
+            self.collection.delete({"path": [f.path for f in matched]})
+            for f in matched:
+                report.files.append(FileResult(f.path, f.display_path, "removed", f.chunks))
+                indexed.pop(f.path, None)
+        if report.of("removed"):
+            _bump()
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def list_files(self) -> list[IndexedFile]:
+        """Indexed files with their chunk counts, sorted by display path."""
+        fields = ["path", "display_path", "title", "sha256", "indexed_at"]
+        files: dict[str, dict[str, Any]] = {}
+        for _pid, payload in self.collection.scroll(fields=fields):
+            entry = files.setdefault(str(payload.get("path")), {**payload, "chunks": 0})
+            entry["chunks"] += 1
+        return sorted(
+            (
+                IndexedFile(
+                    path=str(e["path"]),
+                    display_path=str(e.get("display_path", e["path"])),
+                    title=str(e.get("title", "")),
+                    chunks=int(e["chunks"]),
+                    indexed_at=float(e.get("indexed_at", 0.0)),
+                    sha256=str(e.get("sha256", "")),
+                )
+                for e in files.values()
+            ),
+            key=lambda f: (f.display_path, f.path),
+        )
+
+    def chunk_count(self) -> int:
+        return self.collection.count()
+
+    # -- search ---------------------------------------------------------------------------
+
+    def search(self, query: str, limit: int = 5) -> list[KbHit]:
+        """The `limit` chunks closest to `query` by cosine similarity."""
+        if limit <= 0 or not query.strip():
+            return []
+        vector = self.embedder.embed([query])[0]
+        hits = self.collection.query(vector, limit)
+        return [
+            KbHit(
+                path=str(h.payload.get("path", "")),
+                display_path=str(h.payload.get("display_path", "")),
+                title=str(h.payload.get("title", "")),
+                text=str(h.payload.get("text", "")),
+                chunk_index=int(h.payload.get("chunk_index", 0)),
+                start_line=int(h.payload.get("start_line", 1)),
+                page=h.payload.get("page"),
+                score=h.score,
+            )
+            for h in hits
+        ]
