@@ -119,7 +119,7 @@ def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[
             failure = f"{source.name} timed out after {deps.source_timeout:g}s"
             return {"search_results": [], "intermediate_steps": [act, step(node, "error", failure)]}
         except Exception as exc:  # a failing source never fails the answer
-            logger.warning("%s failed: %s", source.name, exc)
+            logger.info("%s failed: %s", source.name, exc)  # reported in the steps
             failure = f"{source.name} failed: {exc}"
             return {"search_results": [], "intermediate_steps": [act, step(node, "error", failure)]}
         results = [r for r in results if isinstance(r, dict) and r.get("title")]
