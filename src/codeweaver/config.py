@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from platformdirs import user_cache_dir, user_data_dir
 from pydantic import AliasChoices, Field, SecretStr, field_validator
@@ -95,6 +96,22 @@ class Settings(BaseSettings):
         default="minilm",
         validation_alias=AliasChoices("embedding_model", "CODEWEAVER_EMBEDDINGS"),
         description="Embedder by name: `minilm` (embedded) or `sentence-transformers:<model>`.",
+    )
+    cache_mode: Literal["exact", "semantic"] = Field(
+        default="exact",
+        validation_alias=AliasChoices("cache_mode", "CODEWEAVER_CACHE_MODE"),
+        description="`exact` (normalised text) or `semantic` (cosine + verification).",
+    )
+    cache_threshold: float = Field(
+        default=0.7,
+        ge=0.0,
+        le=1.0,
+        validation_alias=AliasChoices("cache_threshold", "CODEWEAVER_CACHE_THRESHOLD"),
+    )
+    cache_ttl_days: float = Field(
+        default=30.0,
+        gt=0,
+        validation_alias=AliasChoices("cache_ttl_days", "CODEWEAVER_CACHE_TTL_DAYS"),
     )
     cache_enabled: bool = Field(
         default=True, validation_alias=AliasChoices("cache_enabled", "CODEWEAVER_CACHE")

@@ -33,9 +33,23 @@ def build_sources(settings: Settings) -> dict[str, Source]:
 
 
 def build_cache(settings: Settings) -> AnswerCache:
+    """The answer cache the settings ask for; entries expire after the configured TTL."""
     if not settings.cache_enabled:
         return NullCache()
-    return ExactAnswerCache(settings.answer_cache_path)
+    ttl = settings.cache_ttl_days * 86400
+    if settings.cache_mode == "semantic":
+        from codeweaver.embeddings import create_embedder
+        from codeweaver.memory.semantic_cache import SemanticAnswerCache
+        from codeweaver.memory.vectors import VectorCollection
+
+        embedder = create_embedder(settings.embedding_model, settings)
+        collection = VectorCollection.open(
+            settings, "cache", embedder.name, embedder.dimension, keyword_fields=["key"]
+        )
+        return SemanticAnswerCache(
+            collection, embedder, threshold=settings.cache_threshold, ttl_seconds=ttl
+        )
+    return ExactAnswerCache(settings.answer_cache_path, ttl_seconds=ttl)
 
 
 def build_deps(

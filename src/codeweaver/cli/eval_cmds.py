@@ -148,3 +148,60 @@ def eval_split(
         ],
         as_json,
     )
+
+
+@eval_app.command("cache")
+def eval_cache(
+    pairs: Annotated[Path, typer.Option("--pairs", "-p", help="JSONL or CSV question pairs.")],
+    as_json: JsonOpt = False,
+    limit: LimitOpt = None,
+    model: ModelOpt = None,
+    invert_label: Annotated[
+        bool, typer.Option("--invert-label", help="0 means the same question (Korean set).")
+    ] = False,
+    threshold: Annotated[
+        float | None, typer.Option("--threshold", min=0.0, max=1.0, help="Cosine threshold.")
+    ] = None,
+) -> None:
+    """Precision, recall and false-hit rate of the semantic cache's decision on pairs."""
+    from codeweaver.agent.nodes.analyze import english_form
+    from codeweaver.embeddings import create_embedder
+    from codeweaver.evaluation.cache_eval import evaluate_cache, load_pairs
+
+    data = _load(
+        lambda path, limit: load_pairs(path, invert_labels=invert_label, limit=limit),
+        pairs,
+        limit,
+    )
+    deps = _deps(model)
+    embedder = create_embedder(deps.settings.embedding_model, deps.settings)
+    cutoff = deps.settings.cache_threshold if threshold is None else threshold
+
+    async def canonicalise(question: str) -> str:
+        return (await english_form(deps.llm, question))[0]
+
+    report = _run(
+        lambda progress: evaluate_cache(
+            data, embedder, canonicalise, threshold=cutoff, on_progress=progress
+        ),
+        len(data),
+        as_json,
+    )
+    result = report.to_dict()
+    _print_report(
+        f"cache decision on {pairs} (threshold {cutoff:.2f}, {embedder.name})",
+        result,
+        [
+            ("pairs", "pairs"),
+            ("precision", "precision"),
+            ("recall", "recall"),
+            ("false-hit rate", "false_hit_rate"),
+        ],
+        as_json,
+    )
+    if not as_json:
+        for kind, counts in result["by_kind"].items():
+            typer.echo(
+                f"  {kind}: precision {counts['precision']:.3f}  recall {counts['recall']:.3f}"
+                f"  false-hit rate {counts['false_hit_rate']:.3f}  ({counts['pairs']} pairs)"
+            )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage
 from pydantic import BaseModel
 
@@ -47,6 +48,23 @@ def tidy_question(text: str) -> str:
     return " ".join(text.split())
 
 
+async def english_form(llm: BaseChatModel, question: str) -> tuple[str, str | None]:
+    """The question as an English cache key, and why it is not English when it fails.
+
+    English questions are keyed by their own text; others are translated by the model.
+    """
+    canonical = tidy_question(question)
+    if is_english(question):
+        return canonical, None
+    result = await ainvoke_structured(
+        llm, prompts.analyze_messages(question), CanonicalOut, CanonicalOut()
+    )
+    translated = tidy_question(result.value.canonical_question)
+    if result.fallback_reason or not translated or not is_english(translated):
+        return canonical, result.fallback_reason or "the model did not answer in English"
+    return translated, None
+
+
 async def analyze_question(state: GraphState, deps: Deps) -> dict[str, Any]:
     """Relation to the conversation and cacheability by rule; the model is asked only to
     put a non-English question into English, so every cache key is English."""
@@ -57,18 +75,11 @@ async def analyze_question(state: GraphState, deps: Deps) -> dict[str, Any]:
     should_cache = question_type != "clarification" and not depends_on_context(question)
     steps = []
     canonical = tidy_question(question)
-    if question_type != "clarification" and not is_english(question):
-        result = await ainvoke_structured(
-            deps.llm,
-            prompts.analyze_messages(question),
-            CanonicalOut,
-            CanonicalOut(canonical_question=canonical),
-        )
-        canonical = tidy_question(result.value.canonical_question) or canonical
-        if result.fallback_reason or not is_english(canonical):
+    if question_type != "clarification":
+        canonical, problem = await english_form(deps.llm, question)
+        if problem:
             should_cache = False  # a key that is not English would never meet its twin
-            reason = result.fallback_reason or "the model did not answer in English"
-            steps.append(step("analyze_question", "error", f"no English form: {reason}"))
+            steps.append(step("analyze_question", "error", f"no English form: {problem}"))
     steps.insert(
         0,
         step(

@@ -1,0 +1,164 @@
+"""Does a cached question ask the same thing as a new one? Decided by rules, after cosine.
+
+Embeddings put "convert a string to an int" and "convert an int to a string" at cosine
+0.996, so a candidate found by similarity must also pass checks of what embeddings blur:
+
+- direction: the same terms on the two sides of "to" / "into" / "from" / "than", swapped;
+- versions and numbers: "python 2" is not "python 3";
+- technologies: two different languages or libraries named;
+- negation: "without", "not", "except" on one side only;
+- qualifiers: a distinctive word one question adds ("utc", "binary", "descending"),
+  after placeholders (backticked or quoted names and values) are set aside and a few
+  synonyms are merged (dict/dictionary, int/integer, df/dataframe, …).
+
+Every check rejects; none accepts on its own. The reasons are returned for the steps.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_PLACEHOLDER = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"")
+_WORD = re.compile(r"[a-z][a-z0-9+#]*|\d+(?:\.\d+)*")
+_NUMBER = re.compile(r"^\d+(?:\.\d+)*$")
+_DIRECTION = frozenset({"to", "into", "from", "than", "as"})
+_NEGATION = frozenset(
+    {
+        "not",
+        "no",
+        "without",
+        "never",
+        "except",
+        "exclude",
+        "excluding",
+        "ignore",
+        "ignoring",
+        "cannot",
+        "cant",
+        "dont",
+        "doesnt",
+        "isnt",
+    }
+)
+# Words that carry no subject of their own: they never make two questions different.
+_FILLER = frozenset(
+    """a an the of in on at by for with and or is are be to into from as how do does did
+    can could should would i you we my our your it its this that these those what which
+    way ways best good fastest simplest easiest efficient efficiently pythonic most more
+    quickly easily properly correctly simple simply given specific certain particular
+    python using use used get getting make making want need possible elegant proper
+    correct right one some any all each every there here just only also already exist
+    exists existing whether if then than so such very really""".split()
+)
+_SYNONYMS = {
+    "dictionary": "dict",
+    "dictionaries": "dict",
+    "dicts": "dict",
+    "integer": "int",
+    "integers": "int",
+    "ints": "int",
+    "string": "str",
+    "strings": "str",
+    "strs": "str",
+    "dataframe": "df",
+    "dataframes": "df",
+    "data": "data",
+    "array": "array",
+    "arrays": "array",
+    "list": "list",
+    "lists": "list",
+    "tuples": "tuple",
+    "files": "file",
+    "directory": "dir",
+    "directories": "dir",
+    "folder": "dir",
+    "folders": "dir",
+    "characters": "char",
+    "character": "char",
+    "chars": "char",
+    "delete": "remove",
+    "erase": "remove",
+    "drop": "remove",
+    "iterate": "loop",
+    "iterating": "loop",
+    "iteration": "loop",
+    "loops": "loop",
+    "element": "item",
+    "elements": "item",
+    "items": "item",
+    "values": "value",
+    "keys": "key",
+    "columns": "column",
+    "rows": "row",
+    "numbers": "number",
+}
+_TECH = frozenset(
+    """python python2 python3 java javascript typescript node nodejs react vue angular
+    django flask fastapi spring kotlin swift rust go golang ruby rails php perl c c++ c#
+    csharp scala haskell bash shell powershell sql mysql postgresql postgres sqlite
+    mongodb redis pandas numpy scipy tensorflow pytorch keras matplotlib docker
+    kubernetes git linux ubuntu windows macos android ios excel jquery""".split()
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    same: bool
+    reason: str
+
+
+def _terms(text: str) -> list[str]:
+    text = _PLACEHOLDER.sub(" ", text.lower().replace("n't", "nt"))
+    return [_SYNONYMS.get(w, w) for w in _WORD.findall(text)]
+
+
+def _content(words: list[str]) -> list[str]:
+    return [w for w in words if w not in _FILLER and w not in _NEGATION and w not in _TECH]
+
+
+def _sides(words: list[str]) -> tuple[set[str], set[str]] | None:
+    """Content words before and after the first direction word ("str to int")."""
+    for i, word in enumerate(words):
+        if word in _DIRECTION:
+            before = {w for w in _content(words[:i]) if not _NUMBER.match(w)}
+            after = {w for w in _content(words[i + 1 :]) if not _NUMBER.match(w)}
+            if word == "from":
+                before, after = after, before
+            if before and after:
+                return before, after
+    return None
+
+
+def _reversed(one: list[str], two: list[str]) -> str | None:
+    """A term that is the source in one question and the target in the other."""
+    first, second = _sides(one), _sides(two)
+    if first is None or second is None:
+        return None
+    source_became_target = first[0] & second[1] - first[1]
+    target_became_source = first[1] & second[0] - first[0]
+    if source_became_target and target_became_source:
+        return f"{min(source_became_target)} ↔ {min(target_became_source)}"
+    return None
+
+
+def same_question(first: str, second: str) -> Verdict:
+    """Whether two questions ask the same thing, as far as rules can tell."""
+    one, two = _terms(first), _terms(second)
+    swapped = _reversed(one, two)
+    if swapped:
+        return Verdict(False, f"opposite direction ({swapped})")
+    numbers = {w for w in one if _NUMBER.match(w)}, {w for w in two if _NUMBER.match(w)}
+    if numbers[0] and numbers[1] and numbers[0] != numbers[1]:
+        changed = ", ".join(sorted(numbers[0] ^ numbers[1]))
+        return Verdict(False, f"different versions or numbers ({changed})")
+    techs = set(one) & _TECH, set(two) & _TECH
+    if techs[0] and techs[1] and not techs[0] & techs[1]:
+        return Verdict(False, f"different technologies ({', '.join(sorted(techs[0] | techs[1]))})")
+    if bool(set(one) & _NEGATION) != bool(set(two) & _NEGATION):
+        return Verdict(False, "negated on one side only")
+    extra = set(_content(one)) ^ set(_content(two))
+    extra = {w for w in extra if not _NUMBER.match(w)}
+    if extra:
+        return Verdict(False, f"asks about different things ({', '.join(sorted(extra))})")
+    return Verdict(True, "same question")

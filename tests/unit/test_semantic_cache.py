@@ -1,0 +1,150 @@
+"""The semantic answer cache: verified hits only, TTL, forget, model switch, concurrency."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from codeweaver.config import Settings
+from codeweaver.embeddings import create_embedder
+from codeweaver.factory import build_cache
+from codeweaver.memory.semantic_cache import SemanticAnswerCache
+from codeweaver.memory.vectors import VectorCollection, VectorStoreLockedError, close_shared_clients
+from codeweaver.memory.verify import same_question
+from tests.fakes import docs
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", cache_mode="semantic")
+
+
+@pytest.fixture
+def cache(settings: Settings) -> SemanticAnswerCache:
+    built = build_cache(settings)
+    assert isinstance(built, SemanticAnswerCache)
+    return built
+
+
+def test_paraphrase_hits_and_reversed_direction_misses(cache: SemanticAnswerCache) -> None:
+    cache.store("How do I convert a string to an integer in Python?", "Use int(s).", docs(1), "m")
+    hit = cache.explain("how to convert a string to integer in python")
+    assert hit.entry is not None and hit.entry.answer == "Use int(s)."
+    miss = cache.explain("How do I convert an integer to a string in Python?")
+    assert miss.entry is None
+    assert "opposite direction" in miss.reason
+
+
+@pytest.mark.parametrize(
+    ("cached", "asked", "why"),
+    [
+        ("How do I print in Python 2?", "How do I print in Python 3?", "versions"),
+        ("How do I sort a list in Python?", "How do I sort a list in Java?", "technologies"),
+        (
+            "How do I read a file with newlines?",
+            "How do I read a file without newlines?",
+            "negated",
+        ),
+        ("How do I get the current time?", "How do I get the current UTC time?", "different"),
+    ],
+)
+def test_verifier_rejects_what_embeddings_blur(
+    cache: SemanticAnswerCache, cached: str, asked: str, why: str
+) -> None:
+    cache.store(cached, "answer", [], "m")
+    decision = cache.explain(asked)
+    assert decision.entry is None
+    assert why in decision.reason
+
+
+def test_hits_are_counted_and_listed(cache: SemanticAnswerCache) -> None:
+    cache.store("How do I reverse a list?", "list.reverse()", [], "m")
+    cache.lookup("how do i reverse a list")
+    cache.lookup("How do I reverse a list?")
+    assert cache.stats().entries == 1 and cache.stats().hits == 2
+    assert [e.question for e in cache.entries()] == ["How do I reverse a list?"]
+
+
+def test_ttl_expiry_removes_the_entry(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = build_cache(settings.model_copy(update={"cache_ttl_days": 1.0}))
+    assert isinstance(cache, SemanticAnswerCache)
+    now = [1_000_000.0]
+    monkeypatch.setattr("codeweaver.memory.semantic_cache.time.time", lambda: now[0])
+    cache.store("How do I reverse a list?", "list.reverse()", [], "m")
+    now[0] += 86000
+    assert cache.lookup("How do I reverse a list?") is not None
+    now[0] += 1000
+    assert cache.lookup("How do I reverse a list?") is None
+    assert cache.stats().entries == 0
+
+
+def test_forget_exact_and_by_paraphrase(cache: SemanticAnswerCache) -> None:
+    cache.store("How do I reverse a list?", "a", [], "m")
+    cache.store("How do I merge two dicts?", "b", [], "m")
+    assert cache.forget("how do I reverse a list")
+    assert cache.forget("how do i merge two dictionaries")
+    assert not cache.forget("How do I merge two dicts?")
+    assert cache.stats().entries == 0
+
+
+def test_model_switch_never_mixes_vectors(settings: Settings) -> None:
+    embedder = create_embedder("minilm", settings)
+    first = VectorCollection.open(settings, "cache", "minilm", embedder.dimension)
+    other = VectorCollection.open(settings, "cache", "other-model", embedder.dimension)
+    assert first.name != other.name
+    SemanticAnswerCache(first, embedder).store("How do I reverse a list?", "a", [], "m")
+    assert SemanticAnswerCache(other, embedder).lookup("How do I reverse a list?") is None
+
+
+def test_concurrent_writes_from_two_threads(cache: SemanticAnswerCache) -> None:
+    def write(offset: int) -> None:
+        for i in range(15):
+            cache.store(f"How do I solve problem number {offset + i}?", "a", [], "m")
+
+    threads = [threading.Thread(target=write, args=(n * 100,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert cache.stats().entries == 30
+
+
+def test_locked_store_gives_a_clear_error_and_keeps_data(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    data = tmp_path / "data"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from qdrant_client import QdrantClient; "
+            f"client = QdrantClient(path={str(data / 'qdrant')!r}); print('ready', flush=True); "
+            "time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        close_shared_clients()
+        with pytest.raises(VectorStoreLockedError, match="another"):
+            build_cache(Settings(data_dir=data, cache_mode="semantic"))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert (data / "qdrant").is_dir()
+
+
+def test_same_question_rules_directly() -> None:
+    assert same_question("convert a string to an integer", "convert string to int").same
+    assert not same_question(
+        "convert a string to an integer", "convert an integer to a string"
+    ).same
+    started = time.perf_counter()
+    for _ in range(1000):
+        same_question("How do I sort a dict by value?", "sort dictionary `d` by value")
+    assert time.perf_counter() - started < 1.0  # cheap enough for every lookup
