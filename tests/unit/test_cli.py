@@ -148,3 +148,38 @@ def test_eval_malformed_file_names_the_line(env: dict[str, str], tmp_path: Path)
     result = CliRunner().invoke(app, ["eval", "intent", "--file", str(data)])
     assert result.exit_code == 2
     assert ":2:" in result.stderr
+
+
+def test_eval_cache_reports_false_hits(env: dict[str, str], tmp_path: Path) -> None:
+    data = tmp_path / "pairs.jsonl"
+    rows = [
+        {
+            "q1": "convert a string to an integer",
+            "q2": "convert string to int",
+            "label": 1,
+            "kind": "positive",
+        },
+        {
+            "q1": "convert a string to an integer",
+            "q2": "convert an integer to a string",
+            "label": 0,
+            "kind": "hard_neg",
+        },
+        {"q1": "reverse a list", "q2": "bake a chocolate cake", "label": 0, "kind": "rand_neg"},
+    ]
+    data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    result = CliRunner().invoke(app, ["eval", "cache", "--pairs", str(data), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["pairs"] == 3
+    assert report["by_kind"]["positive"]["recall"] == 1.0
+    assert report["by_kind"]["hard_neg"]["false_hit_rate"] == 0.0
+    assert report["false_hit_rate"] == 0.0
+
+
+def test_eval_cache_bad_label_names_the_line(env: dict[str, str], tmp_path: Path) -> None:
+    data = tmp_path / "pairs.jsonl"
+    data.write_text('{"q1": "a", "q2": "b", "label": 1}\n{"q1": "a", "q2": "b", "label": 7}\n')
+    result = CliRunner().invoke(app, ["eval", "cache", "--pairs", str(data)])
+    assert result.exit_code == 2
+    assert ":2:" in result.stderr and "label" in result.stderr

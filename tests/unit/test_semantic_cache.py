@@ -148,3 +148,40 @@ def test_same_question_rules_directly() -> None:
     for _ in range(1000):
         same_question("How do I sort a dict by value?", "sort dictionary `d` by value")
     assert time.perf_counter() - started < 1.0  # cheap enough for every lookup
+
+
+async def test_other_language_paraphrase_is_served_from_cache(settings: Settings) -> None:
+    from codeweaver.agent.deps import Deps
+    from codeweaver.agent.runner import Assistant
+    from codeweaver.llm.scripted import ScriptedChatModel
+    from tests.fakes import FakeSource
+
+    def translate(messages: list[object]) -> str:
+        text = str(messages[-1].content)  # type: ignore[attr-defined]
+        if "정수를 문자열로" in text:
+            return '{"canonical_question": "How do I convert an integer to a string in Python?"}'
+        return '{"canonical_question": "How do I convert a string to an integer in Python?"}'
+
+    llm = ScriptedChatModel(
+        script={
+            "analyze_question": translate,
+            "classify_intent": '{"intent": "learning"}',
+            "generate_answer": "Use int(s) [1].",
+        }
+    )
+    cache = build_cache(settings)
+    deps = Deps(
+        llm=llm,
+        settings=settings,
+        sources={"installed_docs": FakeSource()},
+        cache=cache,
+        model_name="scripted",
+    )
+    assistant = Assistant(deps)
+    first = await assistant.ask("How do I convert a string to an integer in Python?")
+    korean = await assistant.ask("파이썬에서 문자열을 정수로 바꾸려면 어떻게 해?")
+    assert [s["node"] for s in korean.steps][-1] == "return_cached_answer"
+    assert korean.answer == first.answer
+    reversed_ = await assistant.ask("파이썬에서 정수를 문자열로 바꾸려면 어떻게 해?")
+    assert "return_cached_answer" not in [s["node"] for s in reversed_.steps]
+    assert llm.tasks().count("generate_answer") == 2
