@@ -92,7 +92,7 @@ class GitHubCodeSource:
     @classmethod
     def from_settings(cls, settings: Settings) -> GitHubCodeSource:
         token = settings.github_token.get_secret_value() if settings.github_token else None
-        policy = HttpPolicy(timeout=settings.http_timeout, connect_timeout=settings.connect_timeout)
+        policy = HttpPolicy.from_settings(settings)
         return cls(token, policy=policy)
 
     def status(self) -> SourceStatus:

@@ -22,11 +22,14 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from codeweaver.sources.base import SourceError
+
+if TYPE_CHECKING:
+    from codeweaver.config import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -58,6 +61,10 @@ class HttpPolicy:
     max_retry_after: float = 10.0
     failures_to_open: int = 2
     cooldown: float = 300.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> HttpPolicy:
+        return cls(timeout=settings.http_timeout, connect_timeout=settings.connect_timeout)
 
 
 def retry_after_seconds(response: httpx.Response, now: float | None = None) -> float | None:

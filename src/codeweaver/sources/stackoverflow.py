@@ -128,7 +128,7 @@ class StackOverflowSource:
     @classmethod
     def from_settings(cls, settings: Settings) -> StackOverflowSource:
         key = settings.stackexchange_key.get_secret_value() if settings.stackexchange_key else None
-        policy = HttpPolicy(timeout=settings.http_timeout, connect_timeout=settings.connect_timeout)
+        policy = HttpPolicy.from_settings(settings)
         return cls(key, policy=policy)
 
     def status(self) -> SourceStatus:

@@ -149,7 +149,7 @@ class TavilyDocsSource:
             # Falling back to the defaults would silently ignore the user's table.
             problem = str(exc)
             logger.warning("%s: %s", SOURCE_NAME, problem)
-        policy = HttpPolicy(timeout=settings.http_timeout, connect_timeout=settings.connect_timeout)
+        policy = HttpPolicy.from_settings(settings)
         kwargs.setdefault("policy", policy)
         return cls(key, domains=domains, domains_problem=problem, **kwargs)
 
