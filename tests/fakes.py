@@ -44,6 +44,16 @@ class FakeSource:
         return list(self.per_query.get(query, self.results))[:limit]
 
 
+class FakeClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self, now: float = 1_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def doc(n: int, score: float = 0.8, text: str | None = None) -> SearchResult:
     return {
         "title": f"doc {n}",
@@ -85,4 +95,4 @@ def make_deps(
     return deps, llm
 
 
-__all__ = ["FakeSource", "SourceError", "doc", "docs", "make_deps", "make_settings"]
+__all__ = ["FakeClock", "FakeSource", "SourceError", "doc", "docs", "make_deps", "make_settings"]

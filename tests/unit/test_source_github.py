@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from codeweaver.sources.github import (
     make_github_source,
 )
 from codeweaver.sources.http import SourceUnavailable
+from tests.fakes import FakeClock
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "github"
 SEARCH_URL = "https://api.github.com/search/code"
@@ -41,30 +41,6 @@ WALL_NOW = 1_700_000_000.0
 def load(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
     return data
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 500.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def api() -> Iterator[respx.MockRouter]:
-    with respx.mock(assert_all_mocked=True, assert_all_called=False) as router:
-        yield router
-
-
-@pytest.fixture
-def sleeps() -> list[float]:
-    return []
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from codeweaver.sources.stackoverflow import (
     StackOverflowSource,
     make_stackoverflow_source,
 )
+from tests.fakes import FakeClock
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "stackexchange"
 SEARCH_URL = "https://api.stackexchange.com/2.3/search/advanced"
@@ -39,32 +39,6 @@ KEY = "sekrit-key-0123456789"
 def load(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((FIXTURES / name).read_text(encoding="utf-8"))
     return data
-
-
-class FakeClock:
-    """A monotonic clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture
-def api() -> Iterator[respx.MockRouter]:
-    with respx.mock(assert_all_mocked=True, assert_all_called=False) as router:
-        yield router
-
-
-@pytest.fixture
-def sleeps() -> list[float]:
-    return []
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 @pytest.fixture
