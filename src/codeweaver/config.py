@@ -113,6 +113,12 @@ class Settings(BaseSettings):
         gt=0,
         validation_alias=AliasChoices("cache_ttl_days", "CODEWEAVER_CACHE_TTL_DAYS"),
     )
+    store_wait_seconds: float = Field(
+        default=10.0,
+        ge=0,
+        validation_alias=AliasChoices("store_wait_seconds", "CODEWEAVER_STORE_WAIT"),
+        description="Seconds to wait for another process to hand over the local vector store.",
+    )
     cache_enabled: bool = Field(
         default=True, validation_alias=AliasChoices("cache_enabled", "CODEWEAVER_CACHE")
     )

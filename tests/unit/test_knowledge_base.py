@@ -16,7 +16,7 @@ from codeweaver.config import Settings
 from codeweaver.kb import KnowledgeBase, indexed_chunk_count
 from codeweaver.kb.chunking import chunk_document
 from codeweaver.kb.loaders import MAX_FILE_BYTES, LoadError, iter_files, load_document
-from codeweaver.memory.vectors import close_shared_clients
+from codeweaver.memory.store_clients import close_shared_clients
 from codeweaver.sources.knowledge_base import EMPTY_REASON, KnowledgeBaseSource
 from tests.fixtures.kb.make_pdf import make_pdf
 
@@ -324,9 +324,10 @@ def test_source_is_skipped_when_another_process_holds_the_store(
     )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        status = KnowledgeBaseSource(settings).status()
+        impatient = settings.model_copy(update={"store_wait_seconds": 0.3})
+        status = KnowledgeBaseSource(impatient).status()
         assert status.state == "skipped"
-        assert "another CodeWeaver process" in status.reason and "QDRANT_URL" in status.reason
+        assert "does not share it" in status.reason and "QDRANT_URL" in status.reason
         assert str(status).startswith("skipped: ")
     finally:
         child.communicate("", timeout=30)

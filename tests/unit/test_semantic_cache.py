@@ -12,7 +12,8 @@ from codeweaver.config import Settings
 from codeweaver.embeddings import create_embedder
 from codeweaver.factory import build_cache
 from codeweaver.memory.semantic_cache import SemanticAnswerCache
-from codeweaver.memory.vectors import VectorCollection, VectorStoreLockedError, close_shared_clients
+from codeweaver.memory.store_clients import VectorStoreLockedError, close_shared_clients
+from codeweaver.memory.vectors import VectorCollection
 from codeweaver.memory.verify import same_question
 from tests.fakes import docs
 

@@ -14,15 +14,13 @@ from numpy.typing import NDArray
 from pydantic import SecretStr
 
 from codeweaver.config import Settings
-from codeweaver.memory.vectors import (
+from codeweaver.memory.store_clients import (
     StoreLocation,
-    VectorCollection,
     VectorStoreLockedError,
     close_shared_clients,
-    collection_name,
-    list_collections,
     shared_client,
 )
+from codeweaver.memory.vectors import VectorCollection, collection_name, list_collections
 
 
 @pytest.fixture
@@ -63,7 +61,9 @@ def test_one_client_per_folder_within_a_process(settings: Settings) -> None:
     # Two collections on the same folder go through the one client (no lock error).
     a = VectorCollection.open(settings, "kb", "minilm", 3)
     b = VectorCollection.open(settings, "kb", "other", 2)
-    assert a.client is b.client
+    a.ensure()
+    b.ensure()
+    assert list_collections(location, "kb__") == ["kb__minilm__3", "kb__other__2"]
 
 
 def test_collections_per_model_never_mix(settings: Settings) -> None:
@@ -119,10 +119,24 @@ def test_scroll_pages_and_field_selection(settings: Settings) -> None:
     assert len(rows) == n and all(set(p) == {"a"} for _, p in rows)
 
 
-def test_second_process_on_the_same_folder_is_refused(settings: Settings) -> None:
+def _child(script: str) -> subprocess.Popen[str]:
+    """A Python process that prints "ready" once it holds what the test needs."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(script)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    line = child.stdout.readline().strip()
+    assert line.startswith("ready"), line
+    return child
+
+
+def test_a_foreign_holder_is_named_after_the_wait(settings: Settings) -> None:
     folder = settings.qdrant_path
-    # Another process opens the folder first and holds it until its stdin closes.
-    holder = textwrap.dedent(
+    # A plain Qdrant client, which never hands the folder over, holds it until stdin closes.
+    child = _child(
         f"""
         import sys
         from qdrant_client import QdrantClient
@@ -132,39 +146,68 @@ def test_second_process_on_the_same_folder_is_refused(settings: Settings) -> Non
         client.close()
         """
     )
-    child = subprocess.Popen(
-        [sys.executable, "-c", holder],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    impatient = settings.model_copy(update={"store_wait_seconds": 0.3})
     try:
-        assert child.stdout is not None and child.stdout.readline().strip() == "ready"
         with pytest.raises(VectorStoreLockedError) as info:
-            VectorCollection.open(settings, "kb", "minilm", 384)
+            VectorCollection.open(impatient, "kb", "minilm", 384)
         message = str(info.value)
         assert str(folder.resolve()) in message
-        assert "another CodeWeaver process" in message
+        assert "does not share it" in message
         assert "QDRANT_URL" in message and "Stop that process" in message
-        assert info.value.folder == folder.resolve()
+        assert info.value.folder == folder.resolve() and info.value.holder is None
     finally:
         child.communicate("", timeout=30)
     # Once the other process has gone, the folder opens.
     assert VectorCollection.open(settings, "kb", "minilm", 384).count() == 0
 
 
-def test_this_process_holding_the_folder_refuses_another(settings: Settings) -> None:
-    VectorCollection.open(settings, "kb", "minilm", 3).ensure()
-    script = textwrap.dedent(
+def test_two_codeweaver_processes_take_turns_on_one_folder(settings: Settings) -> None:
+    mine = VectorCollection.open(settings, "kb", "minilm", 2)
+    mine.upsert(["00000000-0000-0000-0000-000000000001"], unit([1.0, 0.0]), [{"who": "parent"}])
+    # The child asks for the folder, this process hands it over between calls; the child
+    # then keeps its client open (idle, like a server) until stdin closes.
+    child = _child(
         f"""
+        import sys
+        import numpy as np
         from codeweaver.config import Settings
-        from codeweaver.memory.vectors import VectorCollection, VectorStoreLockedError
-        try:
-            VectorCollection.open(Settings(data_dir={str(settings.data_dir)!r}), "kb", "minilm", 3)
-        except VectorStoreLockedError as exc:
-            print("LOCKED", exc)
+        from codeweaver.memory.vectors import VectorCollection
+        kb = VectorCollection.open(Settings(data_dir={str(settings.data_dir)!r}), "kb", "minilm", 2)
+        seen = kb.count()
+        kb.upsert(["00000000-0000-0000-0000-000000000002"],
+                  np.array([[0.0, 1.0]], dtype=np.float32), [{{"who": "child"}}])
+        print("ready", seen, flush=True)
+        sys.stdin.read()
+        print("still", kb.count(), flush=True)
         """
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("LOCKED") and "QDRANT_URL" in out.stdout
+    try:
+        # The idle child hands the folder back as soon as this process asks.
+        assert sorted(p["who"] for _, p in mine.scroll()) == ["child", "parent"]
+        mine.upsert(["00000000-0000-0000-0000-000000000003"], unit([1.0, 1.0]), [{"who": "again"}])
+    finally:
+        out, _ = child.communicate("", timeout=60)
+    assert child.returncode == 0
+    assert out.strip() == "still 3"  # the child took the folder back for its last call
+
+
+def test_a_busy_codeweaver_holder_is_named(settings: Settings) -> None:
+    child = _child(
+        f"""
+        import sys
+        from codeweaver.config import Settings
+        from codeweaver.memory.store_clients import StoreLocation, using
+        location = StoreLocation.from_settings(Settings(data_dir={str(settings.data_dir)!r}))
+        with using(location):  # in the middle of a call: never handed over
+            print("ready", flush=True)
+            sys.stdin.read()
+        """
+    )
+    impatient = settings.model_copy(update={"store_wait_seconds": 0.3})
+    try:
+        with pytest.raises(VectorStoreLockedError) as info:
+            VectorCollection.open(impatient, "kb", "minilm", 2)
+        assert info.value.holder is not None and str(child.pid) in info.value.holder
+        assert f"CodeWeaver process {child.pid}" in str(info.value)
+    finally:
+        child.communicate("", timeout=30)

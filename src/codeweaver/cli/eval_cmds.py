@@ -39,6 +39,12 @@ def _run(coro_factory: Any, total: int, as_json: bool) -> Any:
         return asyncio.run(coro_factory(lambda done, _t: progress.update(task, completed=done)))
 
 
+def _number(value: Any) -> str:
+    if value is None:
+        return "n/a (no hits)"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
 def _print_report(
     title: str, data: dict[str, Any], headline: list[tuple[str, str]], as_json: bool
 ) -> None:
@@ -52,9 +58,7 @@ def _print_report(
     console.print(f"[bold]{title}[/]")
     for label, key in headline:
         value = data[key]
-        console.print(
-            f"  {label}: {value:.3f}" if isinstance(value, float) else f"  {label}: {value}"
-        )
+        console.print(f"  {label}: {_number(value)}")
     per_class = data.get("per_class") or data.get("per_case") or {}
     table = Table("class", "precision", "recall", "support")
     for label, metrics in per_class.items():
@@ -162,6 +166,11 @@ def eval_cache(
     threshold: Annotated[
         float | None, typer.Option("--threshold", min=0.0, max=1.0, help="Cosine threshold.")
     ] = None,
+    sample: Annotated[
+        int | None,
+        typer.Option("--sample", min=1, help="N pairs drawn at random (seeded) from the file."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of --sample.")] = 0,
 ) -> None:
     """Precision, recall and false-hit rate of the semantic cache's decision on pairs."""
     from codeweaver.agent.nodes.analyze import english_form
@@ -169,7 +178,9 @@ def eval_cache(
     from codeweaver.evaluation.cache_eval import evaluate_cache, load_pairs
 
     data = _load(
-        lambda path, limit: load_pairs(path, invert_labels=invert_label, limit=limit),
+        lambda path, limit: load_pairs(
+            path, invert_labels=invert_label, limit=limit, sample=sample, seed=seed
+        ),
         pairs,
         limit,
     )
@@ -202,6 +213,7 @@ def eval_cache(
     if not as_json:
         for kind, counts in result["by_kind"].items():
             typer.echo(
-                f"  {kind}: precision {counts['precision']:.3f}  recall {counts['recall']:.3f}"
-                f"  false-hit rate {counts['false_hit_rate']:.3f}  ({counts['pairs']} pairs)"
+                f"  {kind}: precision {_number(counts['precision'])}"
+                f"  recall {_number(counts['recall'])}"
+                f"  false-hit rate {_number(counts['false_hit_rate'])}  ({counts['pairs']} pairs)"
             )

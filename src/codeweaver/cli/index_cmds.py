@@ -39,7 +39,7 @@ def _known_errors() -> tuple[type[Exception], ...]:
     from pydantic import ValidationError
 
     from codeweaver.embeddings.base import EmbeddingError
-    from codeweaver.memory.vectors import VectorStoreError
+    from codeweaver.memory.store_clients import VectorStoreError
 
     return (EmbeddingError, VectorStoreError, ValidationError)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import random
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,7 +61,12 @@ class Counts:
             "same": positives,
             "different": negatives,
             "hits": self.true_hits + self.false_hits,
-            "precision": ratio(self.true_hits, self.true_hits + self.false_hits),
+            # No hits: precision is undefined, not 0 (nothing wrong was served).
+            "precision": (
+                ratio(self.true_hits, self.true_hits + self.false_hits)
+                if self.true_hits + self.false_hits
+                else None
+            ),
             "recall": ratio(self.true_hits, positives),
             "false_hit_rate": ratio(self.false_hits, negatives),
         }
@@ -94,11 +100,18 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def load_pairs(
-    path: str | Path, *, invert_labels: bool = False, limit: int | None = None
+    path: str | Path,
+    *,
+    invert_labels: bool = False,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
 ) -> list[Pair]:
     """Pairs from JSONL (`q1`/`q2` or `title1`/`title2`, `label`, optional `kind`) or CSV
     (`question1`/`question2`/`is_duplicate`). `invert_labels` is for sets where 0 means
-    "same" (the Korean question pairs)."""
+    "same" (the Korean question pairs). `sample` keeps that many pairs drawn at random
+    (reproducibly, by `seed`) from the whole file, in file order: for sets whose
+    canonicalisation needs the model and so costs seconds per pair."""
     source = Path(path)
     rows = _csv_rows(source) if source.suffix.lower() == ".csv" else read_jsonl(source)
     pairs: list[Pair] = []
@@ -119,6 +132,9 @@ def load_pairs(
             break
     if not pairs:
         raise DatasetError(source, "no pairs in the file")
+    if sample is not None and sample < len(pairs):
+        keep = sorted(random.Random(seed).sample(range(len(pairs)), sample))
+        pairs = [pairs[i] for i in keep]
     return pairs
 
 
@@ -129,7 +145,7 @@ async def evaluate_cache(
     *,
     threshold: float,
     on_progress: Progress | None = None,
-    batch: int = 64,
+    batch: int = 16,
 ) -> CacheReport:
     report = CacheReport(threshold)
     for start in range(0, len(pairs), batch):

@@ -53,8 +53,8 @@ def indexed_chunk_count(settings: Settings) -> int:
 
     Raises `VectorStoreLockedError` when another process holds the local store.
     """
+    from codeweaver.memory.store_clients import StoreLocation
     from codeweaver.memory.vectors import (
-        StoreLocation,
         collection_prefix,
         count_points,
         list_collections,

@@ -20,11 +20,15 @@ from codeweaver.agent.state import SearchResult
 from codeweaver.embeddings.base import Embedder
 from codeweaver.memory.cache import CacheEntry, CacheStats, normalise_question
 from codeweaver.memory.vectors import VectorCollection
-from codeweaver.memory.verify import Verdict, same_question
+from codeweaver.memory.verify import Verdict, content_size, same_question
 
 # Calibrated on ../shared/data/pairs (see README): the verifier, not the threshold,
 # carries precision, so the threshold only bounds the candidates it sees.
 DEFAULT_THRESHOLD = 0.7
+# A question of one or two subject words gives the rules little to compare ("reverse a
+# list"), so its embedding must be much closer before a candidate is even considered.
+SHORT_QUESTION_WORDS = 2
+SHORT_QUESTION_THRESHOLD = 0.9
 CANDIDATES = 5
 _NAMESPACE = uuid.UUID("5b0c1a4e-7a43-4c8e-9b1f-0a4f2d6c8e11")
 
@@ -42,7 +46,13 @@ def decide(question: str, candidate: str, cosine: float, threshold: float) -> Ve
     """The cache's decision for one pair: above the threshold and the same question."""
     if cosine < threshold:
         return Verdict(False, f"cosine {cosine:.2f} < {threshold:.2f}")
-    return same_question(question, candidate)
+    verdict = same_question(question, candidate)
+    short = min(content_size(question), content_size(candidate)) <= SHORT_QUESTION_WORDS
+    if verdict.same and short and cosine < max(threshold, SHORT_QUESTION_THRESHOLD):
+        return Verdict(
+            False, f"short question: cosine {cosine:.2f} < {SHORT_QUESTION_THRESHOLD:.2f}"
+        )
+    return verdict
 
 
 class SemanticAnswerCache:
@@ -98,9 +108,7 @@ class SemanticAnswerCache:
                     self.collection.delete_ids([hit.id])
                     rejected.append(f"{entry.question!r}: expired")
                     continue
-                self.collection.client.set_payload(
-                    self.collection.name, payload={"hits": entry.hits + 1}, points=[hit.id]
-                )
+                self.collection.set_payload([hit.id], {"hits": entry.hits + 1})
                 return CacheDecision(entry, hit.score, f"cosine {hit.score:.2f}, same question")
         nearest = hits[0].score if hits else None
         return CacheDecision(None, nearest, "; ".join(rejected[:2]) or "nothing similar cached")

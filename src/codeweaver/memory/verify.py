@@ -19,8 +19,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import snowballstemmer
+
 _PLACEHOLDER = re.compile(r"`[^`]*`|'[^']*'|\"[^\"]*\"")
-_WORD = re.compile(r"[a-z][a-z0-9+#]*|\d+(?:\.\d+)*")
+# Dotted names stay whole: "datetime.date" is not "datetime.datetime".
+_WORD = re.compile(r"[a-z_][a-z0-9_+#]*(?:\.[a-z_][a-z0-9_]*)*|\d+(?:\.\d+)*")
 _NUMBER = re.compile(r"^\d+(?:\.\d+)*$")
 _DIRECTION = frozenset({"to", "into", "from", "than", "as"})
 _NEGATION = frozenset(
@@ -48,8 +51,10 @@ _FILLER = frozenset(
     way ways best good fastest simplest easiest efficient efficiently pythonic most more
     quickly easily properly correctly simple simply given specific certain particular
     python using use used get getting make making want need possible elegant proper
-    correct right one some any all each every there here just only also already exist
-    exists existing whether if then than so such very really""".split()
+    correct right there here just only also already exist
+    exists existing whether if then than so such very really
+    create creating find finding retrieve fetch obtain return variable variables contain
+    containing contains associated where ascending order""".split()
 )
 _SYNONYMS = {
     "dictionary": "dict",
@@ -108,13 +113,51 @@ class Verdict:
     reason: str
 
 
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_BARE_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
+
+
+def _values(text: str) -> set[str]:
+    """Literal values a question names: quoted or backticked non-identifiers, and numbers."""
+    found = set()
+    for match in _PLACEHOLDER.finditer(text):
+        inner = match.group()[1:-1].strip()
+        if inner and not _IDENTIFIER.match(inner):
+            found.add(inner)
+    found.update(_BARE_NUMBER.findall(_PLACEHOLDER.sub(" ", text)))
+    return found
+
+
+_STEMMER = snowballstemmer.stemmer("english")
+
+
+def _stem(word: str) -> str:
+    word = _SYNONYMS.get(word, word)
+    if "." in word or not word.isalpha() or word in _TECH or word in _NEGATION:
+        return word
+    return str(_STEMMER.stemWord(word))
+
+
+_FILLER_STEMS = _FILLER | {_stem(w) for w in _FILLER}
+
+
+def _pins_down(value: str) -> bool:
+    """A number, a separator or an index changes the task; a sample text usually not."""
+    return (
+        bool(_NUMBER.match(value))
+        or (len(value) <= 3 and not value.isalpha())
+        or (value.startswith("[") and value.endswith("]"))
+    )
+
+
 def _terms(text: str) -> list[str]:
     text = _PLACEHOLDER.sub(" ", text.lower().replace("n't", "nt"))
-    return [_SYNONYMS.get(w, w) for w in _WORD.findall(text)]
+    text = text.replace("data frame", "dataframe")
+    return [_stem(w) for w in _WORD.findall(text)]
 
 
 def _content(words: list[str]) -> list[str]:
-    return [w for w in words if w not in _FILLER and w not in _NEGATION and w not in _TECH]
+    return [w for w in words if w not in _FILLER_STEMS and w not in _NEGATION and w not in _TECH]
 
 
 def _sides(words: list[str]) -> tuple[set[str], set[str]] | None:
@@ -142,16 +185,24 @@ def _reversed(one: list[str], two: list[str]) -> str | None:
     return None
 
 
+def content_size(text: str) -> int:
+    """How many distinct subject words a question has for the rules to compare."""
+    return len(set(_content(_terms(text))))
+
+
 def same_question(first: str, second: str) -> Verdict:
     """Whether two questions ask the same thing, as far as rules can tell."""
     one, two = _terms(first), _terms(second)
     swapped = _reversed(one, two)
     if swapped:
         return Verdict(False, f"opposite direction ({swapped})")
-    numbers = {w for w in one if _NUMBER.match(w)}, {w for w in two if _NUMBER.match(w)}
-    if numbers[0] and numbers[1] and numbers[0] != numbers[1]:
-        changed = ", ".join(sorted(numbers[0] ^ numbers[1]))
-        return Verdict(False, f"different versions or numbers ({changed})")
+    values = _values(first), _values(second)
+    if values[0] and values[1] and values[0] != values[1]:
+        changed = ", ".join(sorted(values[0] ^ values[1]))
+        return Verdict(False, f"different versions, numbers or values ({changed})")
+    pinned = {v for v in values[0] ^ values[1] if _pins_down(v)}
+    if pinned:
+        return Verdict(False, f"one names a specific value ({', '.join(sorted(pinned))})")
     techs = set(one) & _TECH, set(two) & _TECH
     if techs[0] and techs[1] and not techs[0] & techs[1]:
         return Verdict(False, f"different technologies ({', '.join(sorted(techs[0] | techs[1]))})")

@@ -33,25 +33,28 @@ class KnowledgeBaseSource:
         from codeweaver.kb.store import generation
 
         with self._lock:
-            # Cached until this process changes the knowledge base.
-            if self._status is None or self._status_generation != generation():
-                self._status_generation = generation()
-                self._status = self._check()
-            return self._status
+            # Cached until this process changes the knowledge base; a store that could
+            # not be opened is asked again next time.
+            if self._status is not None and self._status_generation == generation():
+                return self._status
+            status, lasting = self._check()
+            self._status = status if lasting else None
+            self._status_generation = generation()
+            return status
 
-    def _check(self) -> SourceStatus:
+    def _check(self) -> tuple[SourceStatus, bool]:
         from codeweaver.kb.store import indexed_chunk_count
-        from codeweaver.memory.vectors import VectorStoreError
+        from codeweaver.memory.store_clients import VectorStoreError
 
         try:
             chunks = indexed_chunk_count(self.settings)
         except VectorStoreError as exc:
-            return SourceStatus("skipped", str(exc))
+            return SourceStatus("skipped", str(exc)), False
         except Exception as exc:  # e.g. an unreachable Qdrant server
-            return SourceStatus("skipped", f"vector store unavailable: {exc}")
+            return SourceStatus("skipped", f"vector store unavailable: {exc}"), False
         if chunks == 0:
-            return SourceStatus("skipped", EMPTY_REASON)
-        return SourceStatus("ready")
+            return SourceStatus("skipped", EMPTY_REASON), True
+        return SourceStatus("ready"), True
 
     def _knowledge_base(self) -> KnowledgeBase:
         with self._lock:
