@@ -98,7 +98,7 @@ class Settings(BaseSettings):
         description="Embedder by name: `minilm` (embedded) or `sentence-transformers:<model>`.",
     )
     cache_mode: Literal["exact", "semantic"] = Field(
-        default="exact",
+        default="semantic",
         validation_alias=AliasChoices("cache_mode", "CODEWEAVER_CACHE_MODE"),
         description="`exact` (normalised text) or `semantic` (cosine + verification).",
     )

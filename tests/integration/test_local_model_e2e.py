@@ -68,3 +68,15 @@ async def test_too_many_is_decided_without_the_model(assistant: Assistant) -> No
     result = await assistant.ask("JWT? CORS? Docker?", "e2e-4")
     assert result.plan_case == "too_many"
     assert [s["node"] for s in result.steps] == ["create_plan", "handle_too_many_questions"]
+
+
+async def test_other_language_paraphrase_hits_and_reversed_direction_misses(
+    assistant: Assistant,
+) -> None:
+    first = await assistant.ask("How do I convert a string to an integer in Python?", "e2e-5")
+    assert "return_cached_answer" not in [s["node"] for s in first.steps]
+    korean = await assistant.ask("파이썬에서 문자열을 정수로 변환하려면 어떻게 하나요?", "e2e-6")
+    assert [s["node"] for s in korean.steps][-1] == "return_cached_answer", korean.steps
+    assert korean.answer == first.answer
+    reversed_ = await assistant.ask("파이썬에서 정수를 문자열로 변환하려면 어떻게 하나요?", "e2e-7")
+    assert "return_cached_answer" not in [s["node"] for s in reversed_.steps], reversed_.steps

@@ -107,7 +107,8 @@ def test_doctor_json_never_shows_key_values(
     assert report["sources"]["tavily_docs"] == "skipped: disabled by CODEWEAVER_SOURCES"
 
 
-def test_cache_commands(env: dict[str, str]) -> None:
+def test_cache_commands(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CODEWEAVER_CACHE_MODE", "exact")
     runner = CliRunner()
     store = ExactAnswerCache(Path(env["CODEWEAVER_DATA_DIR"]) / "answer_cache.sqlite")
     store.store("What is a venv?", "An isolated environment.", [], "scripted:echo")
@@ -116,6 +117,29 @@ def test_cache_commands(env: dict[str, str]) -> None:
     assert runner.invoke(app, ["cache", "forget", "what is a venv"]).exit_code == 0
     assert runner.invoke(app, ["cache", "forget", "what is a venv"]).exit_code == 1
     assert "entries: 0" in runner.invoke(app, ["cache", "stats"]).stdout
+
+
+def test_semantic_cache_commands_and_a_corrupted_store(env: dict[str, str]) -> None:
+    from codeweaver.config import Settings
+    from codeweaver.factory import build_cache
+    from codeweaver.memory.store_clients import close_shared_clients
+
+    runner = CliRunner()
+    build_cache(Settings()).store("How do I convert a string to an int in Python?", "a", [], "m")
+    assert "string to an int" in runner.invoke(app, ["cache", "list"]).stdout
+    # A paraphrase forgets the entry a lookup of it would serve.
+    forgot = runner.invoke(app, ["cache", "forget", "how to convert a string to integer in python"])
+    assert forgot.exit_code == 0, forgot.output
+    assert "entries: 0" in runner.invoke(app, ["cache", "stats"]).stdout
+    close_shared_clients()
+    store = Path(env["CODEWEAVER_DATA_DIR"]) / "qdrant"
+    storage = next(store.glob("collection/*/storage.sqlite"))
+    storage.write_bytes(b"garbage")
+    broken = runner.invoke(app, ["cache", "stats"])
+    assert broken.exit_code == 2
+    assert "left untouched" in " ".join(broken.stderr.split())
+    assert broken.exception is None or isinstance(broken.exception, SystemExit)
+    close_shared_clients()
 
 
 def test_eval_split_json(env: dict[str, str]) -> None:

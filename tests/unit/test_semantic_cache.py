@@ -186,3 +186,46 @@ async def test_other_language_paraphrase_is_served_from_cache(settings: Settings
     reversed_ = await assistant.ask("파이썬에서 정수를 문자열로 바꾸려면 어떻게 해?")
     assert "return_cached_answer" not in [s["node"] for s in reversed_.steps]
     assert llm.tasks().count("generate_answer") == 2
+
+
+def test_corrupted_store_gives_a_clear_error_and_keeps_the_files(settings: Settings) -> None:
+    from codeweaver.memory.store_clients import VectorStoreError
+
+    cache = build_cache(settings)
+    cache.store("How do I reverse a list in Python?", "Use reversed().", [], "m")
+    close_shared_clients()
+    storage = next(settings.qdrant_path.glob("collection/*/storage.sqlite"))
+    storage.write_bytes(b"\x00 not a database")
+    with pytest.raises(VectorStoreError) as info:
+        build_cache(settings)
+    message = str(info.value)
+    assert str(settings.qdrant_path.resolve()) in message
+    assert "DatabaseError" in message and "left untouched" in message
+    assert storage.read_bytes() == b"\x00 not a database"  # nothing deleted or rewritten
+
+
+async def test_a_translation_that_dropped_a_version_is_not_a_key(settings: Settings) -> None:
+    from codeweaver.agent.deps import Deps
+    from codeweaver.agent.runner import Assistant
+    from codeweaver.llm.scripted import ScriptedChatModel
+    from tests.fakes import FakeSource
+
+    llm = ScriptedChatModel(
+        script={
+            "analyze_question": '{"canonical_question": "How do I install Python?"}',
+            "classify_intent": '{"intent": "learning"}',
+            "generate_answer": "Use the installer [1].",
+        }
+    )
+    cache = build_cache(settings)
+    deps = Deps(
+        llm=llm,
+        settings=settings,
+        sources={"installed_docs": FakeSource()},
+        cache=cache,
+        model_name="scripted",
+    )
+    result = await Assistant(deps).ask("파이썬 3.12는 어떻게 설치해?")
+    analyze = [s for s in result.steps if s["node"] == "analyze_question"]
+    assert any("dropped 3.12" in str(s) for s in analyze), analyze
+    assert cache.stats().entries == 0  # neither looked up nor stored

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
     from codeweaver.agent.deps import Deps
     from codeweaver.config import Settings
+    from codeweaver.memory.cache import AnswerCache
 
 app = typer.Typer(
     name="codeweaver",
@@ -61,6 +62,7 @@ def _known_errors() -> tuple[type[Exception], ...]:
     from codeweaver.llm.weights import WeightsError
     from codeweaver.memory.cache import CacheStoreError
     from codeweaver.memory.checkpoint import ThreadStoreError
+    from codeweaver.memory.store_clients import VectorStoreError
 
     return (
         InvalidQuestionError,
@@ -68,6 +70,7 @@ def _known_errors() -> tuple[type[Exception], ...]:
         WeightsError,
         CacheStoreError,
         ThreadStoreError,
+        VectorStoreError,
         ValidationError,
     )
 
@@ -216,12 +219,21 @@ def doctor(as_json: JsonOpt = False, model: ModelOpt = None) -> None:
         render_report(_console(), report)
 
 
+def _open_cache() -> AnswerCache:
+    """The configured cache, or a clear error (a locked or unreadable store) and exit 2."""
+    from codeweaver.factory import build_cache
+
+    try:
+        return build_cache(_settings())
+    except _known_errors() as exc:
+        _fail(str(exc))
+        raise  # unreachable: _fail exits
+
+
 @cache_app.command("stats")
 def cache_stats() -> None:
     """Number of cached answers and hits."""
-    from codeweaver.factory import build_cache
-
-    stats = build_cache(_settings()).stats()
+    stats = _open_cache().stats()
     _console().print(f"entries: {stats.entries}  hits: {stats.hits}  store: {stats.path}")
 
 
@@ -230,20 +242,17 @@ def cache_list(limit: Annotated[int, typer.Option(min=1)] = 20) -> None:
     """The most recent cached questions."""
     from datetime import datetime
 
-    from codeweaver.factory import build_cache
-
     console = _console()
-    for entry in build_cache(_settings()).entries(limit):
+    for entry in _open_cache().entries(limit):
         when = datetime.fromtimestamp(entry.created_at).isoformat(timespec="seconds")
         console.print(f"{when}  hits={entry.hits}  {entry.question}", highlight=False)
 
 
 @cache_app.command("forget")
 def cache_forget(question: str) -> None:
-    """Remove the cached answer of one canonical question."""
-    from codeweaver.factory import build_cache
-
-    if not build_cache(_settings()).forget(question):
+    """Remove the cached answer of one canonical (English) question, or of the cached
+    question a lookup of it would serve."""
+    if not _open_cache().forget(question):
         _fail(f"no cached answer for {question!r}", code=1)
     _console().print("forgotten")
 
@@ -251,9 +260,7 @@ def cache_forget(question: str) -> None:
 @cache_app.command("clear")
 def cache_clear() -> None:
     """Remove every cached answer."""
-    from codeweaver.factory import build_cache
-
-    _console().print(f"removed {build_cache(_settings()).clear()} entries")
+    _console().print(f"removed {_open_cache().clear()} entries")
 
 
 def _register_subcommands() -> None:

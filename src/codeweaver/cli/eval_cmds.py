@@ -188,8 +188,9 @@ def eval_cache(
     embedder = create_embedder(deps.settings.embedding_model, deps.settings)
     cutoff = deps.settings.cache_threshold if threshold is None else threshold
 
-    async def canonicalise(question: str) -> str:
-        return (await english_form(deps.llm, question))[0]
+    async def canonicalise(question: str) -> str | None:
+        canonical, problem = await english_form(deps.llm, question)
+        return None if problem else canonical  # as in the graph: no key, no lookup
 
     report = _run(
         lambda progress: evaluate_cache(

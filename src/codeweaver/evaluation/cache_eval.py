@@ -22,8 +22,10 @@ from codeweaver.embeddings.base import Embedder
 from codeweaver.evaluation.datasets import DatasetError, read_jsonl
 from codeweaver.evaluation.metrics import ratio
 from codeweaver.memory.semantic_cache import decide
+from codeweaver.memory.verify import Verdict
 
-Canonicalise = Callable[[str], Awaitable[str]]
+# None: the question has no trustworthy key, so the graph would not look it up.
+Canonicalise = Callable[[str], Awaitable[str | None]]
 Progress = Callable[[int, int], None]
 
 
@@ -152,10 +154,14 @@ async def evaluate_cache(
         chunk = pairs[start : start + batch]
         firsts = [await canonicalise(p.q1) for p in chunk]
         seconds = [await canonicalise(p.q2) for p in chunk]
-        vectors = embedder.embed(firsts + seconds)
+        vectors = embedder.embed([k or "" for k in firsts + seconds])
         cosines = np.sum(vectors[: len(chunk)] * vectors[len(chunk) :], axis=1)
-        for pair, one, two, cosine in zip(chunk, firsts, seconds, cosines, strict=True):
-            verdict = decide(one, two, float(cosine), threshold)
+        for pair, key1, key2, cosine in zip(chunk, firsts, seconds, cosines, strict=True):
+            one, two = key1 or pair.q1, key2 or pair.q2
+            if key1 is None or key2 is None:
+                verdict = Verdict(False, "no trustworthy English key")
+            else:
+                verdict = decide(one, two, float(cosine), threshold)
             report.overall.add(pair.same, verdict.same)
             report.by_kind.setdefault(pair.kind, Counts()).add(pair.same, verdict.same)
             if verdict.same and not pair.same and len(report.examples) < 20:

@@ -197,9 +197,13 @@ def _open(location: StoreLocation) -> QdrantClient:
                 # Thread checks are off because calls are serialised by the handle's lock
                 # and searches run in worker threads.
                 client = QdrantClient(path=str(folder), force_disable_check_same_thread=True)
-            except RuntimeError as exc:
+            except Exception as exc:  # corrupt JSON or SQLite files, permissions, …
                 if "already accessed" not in str(exc):
-                    raise VectorStoreError(f"cannot open {folder}: {exc}") from exc
+                    raise VectorStoreError(
+                        f"cannot open the vector store {folder}: {type(exc).__name__}: {exc}. "
+                        "Its files were left untouched; move the folder aside to start an "
+                        "empty store (the knowledge base can be re-indexed)."
+                    ) from exc
             else:
                 _write_holder(folder)
                 return client

@@ -185,6 +185,20 @@ def _reversed(one: list[str], two: list[str]) -> str | None:
     return None
 
 
+_DIGITS = re.compile(r"\d+(?:\.\d+)*")
+_LATIN = re.compile(r"[A-Za-z][A-Za-z0-9+#.]*[A-Za-z0-9+#]|[A-Za-z]")
+
+
+def lost_in_translation(original: str, translation: str) -> set[str]:
+    """Numbers and Latin-script terms (names, versions) of `original` that its translation
+    dropped: a key that lost them could meet the wrong question, so it is not used."""
+    kept_numbers = set(_DIGITS.findall(translation))
+    kept_words = {w.lower() for w in _LATIN.findall(translation)}
+    lost = {n for n in _DIGITS.findall(original) if n not in kept_numbers}
+    lost |= {w for w in _LATIN.findall(original) if len(w) > 1 and w.lower() not in kept_words}
+    return lost
+
+
 def content_size(text: str) -> int:
     """How many distinct subject words a question has for the rules to compare."""
     return len(set(_content(_terms(text))))

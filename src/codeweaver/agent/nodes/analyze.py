@@ -17,6 +17,7 @@ from codeweaver.agent.language import is_english
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.state import GraphState
 from codeweaver.llm.structured import ainvoke_structured, message_text
+from codeweaver.memory.verify import lost_in_translation
 
 logger = logging.getLogger(__name__)
 
@@ -49,9 +50,10 @@ def tidy_question(text: str) -> str:
 
 
 async def english_form(llm: BaseChatModel, question: str) -> tuple[str, str | None]:
-    """The question as an English cache key, and why it is not English when it fails.
+    """The question in English, and why it cannot serve as a cache key when it cannot.
 
-    English questions are keyed by their own text; others are translated by the model.
+    English questions are keyed by their own text; others are translated by the model,
+    and a translation that dropped a number or a name is not a key.
     """
     canonical = tidy_question(question)
     if is_english(question):
@@ -62,6 +64,9 @@ async def english_form(llm: BaseChatModel, question: str) -> tuple[str, str | No
     translated = tidy_question(result.value.canonical_question)
     if result.fallback_reason or not translated or not is_english(translated):
         return canonical, result.fallback_reason or "the model did not answer in English"
+    lost = lost_in_translation(question, translated)
+    if lost:  # still the better search query, but not a trustworthy cache key
+        return translated, f"the translation dropped {', '.join(sorted(lost))}"
     return translated, None
 
 
