@@ -151,6 +151,41 @@ class Settings(BaseSettings):
     database_url: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("database_url", "DATABASE_URL")
     )
+    # The HTTP service (`codeweaver serve`).
+    api_token: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("api_token", "CODEWEAVER_API_TOKEN"),
+        description="Bearer token the API requires; mandatory off loopback.",
+    )
+    cors_origins: str = Field(
+        default="",
+        validation_alias=AliasChoices("cors_origins", "CODEWEAVER_CORS_ORIGINS"),
+        description="Comma-separated origins allowed to call the API from a browser.",
+    )
+    api_max_body: int = Field(
+        default=65536,
+        ge=1024,
+        validation_alias=AliasChoices("api_max_body", "CODEWEAVER_API_MAX_BODY"),
+        description="Largest request body, in bytes.",
+    )
+    api_rate_per_minute: int = Field(
+        default=30,
+        ge=1,
+        validation_alias=AliasChoices("api_rate_per_minute", "CODEWEAVER_API_RATE"),
+        description="Chat requests per client per minute.",
+    )
+    api_concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        validation_alias=AliasChoices("api_concurrency", "CODEWEAVER_API_CONCURRENCY"),
+        description="Answers computed at once (default: 1 for a local model, 8 otherwise).",
+    )
+    api_queue: int = Field(
+        default=8,
+        ge=0,
+        validation_alias=AliasChoices("api_queue", "CODEWEAVER_API_QUEUE"),
+        description="Answers that may wait for a slot before the API answers 503.",
+    )
     langchain_tracing_v2: bool = Field(
         default=False,
         validation_alias=AliasChoices("langchain_tracing_v2", "LANGCHAIN_TRACING_V2"),
@@ -180,6 +215,14 @@ class Settings(BaseSettings):
         if not chosen or "none" in chosen:
             return False
         return "all" in chosen or name.lower() in chosen
+
+    @property
+    def provider(self) -> str:
+        return self.model.split(":", 1)[0]
+
+    @property
+    def cors_origin_list(self) -> list[str]:
+        return [o.strip() for o in self.cors_origins.split(",") if o.strip()]
 
     @property
     def checkpoint_path(self) -> Path:
@@ -213,6 +256,7 @@ class Settings(BaseSettings):
             "qdrant_api_key",
             "database_url",
             "langchain_api_key",
+            "api_token",
         ]
         return {name.upper(): getattr(self, name) is not None for name in names}
 

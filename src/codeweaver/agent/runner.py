@@ -59,6 +59,8 @@ class RunResult:
     steps: list[Step]
     plan_case: str | None
     question_type: str | None
+    # The canonical questions the answer (or each part of it) may be cached under.
+    cache_keys: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,6 +75,13 @@ class RunResult:
             "question_type": self.question_type,
             "steps": self.steps,
         }
+
+
+def _cache_keys(final: dict[str, Any]) -> tuple[str, ...]:
+    parts = [a.get("cache_key", "") for a in final.get("multi_answers") or [] if not is_reset(a)]
+    keys = parts if final.get("plan_case") == "multiple_questions" else []
+    keys = keys or [final.get("canonical_question") or ""]
+    return tuple(k for k in keys if k)
 
 
 @dataclass(frozen=True)
@@ -132,6 +141,7 @@ class Assistant:
             steps=[s for s in final.get("intermediate_steps", []) if not is_reset(s)],
             plan_case=final.get("plan_case"),
             question_type=final.get("question_type"),
+            cache_keys=_cache_keys(final),
         )
         yield RunEvent("result", result=result)
 

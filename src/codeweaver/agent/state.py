@@ -40,11 +40,12 @@ class Step(TypedDict):
     data: NotRequired[dict[str, Any]]
 
 
-class MultiAnswer(TypedDict):
+class MultiAnswer(TypedDict, total=False):
     index: int
     question: str
     answer: str
     sources: list[SearchResult]
+    cache_key: str  # the worker's canonical question
 
 
 def is_reset(item: object) -> bool:

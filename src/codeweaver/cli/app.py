@@ -266,7 +266,9 @@ def cache_clear() -> None:
 def _register_subcommands() -> None:
     from codeweaver.cli.eval_cmds import eval_app
     from codeweaver.cli.index_cmds import index_app
+    from codeweaver.cli.serve_cmd import serve
 
+    app.command()(serve)
     app.add_typer(eval_app, name="eval")
     app.add_typer(index_app, name="index")
 

@@ -31,6 +31,7 @@ def finish(
             "question": state.get("question", ""),
             "answer": answer,
             "sources": sources,
+            "cache_key": state.get("canonical_question", ""),
         }
         update["multi_answers"] = [item]
     else:

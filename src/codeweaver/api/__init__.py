@@ -1,0 +1,1 @@
+"""The HTTP service: FastAPI routes, streaming, sessions, safety, and the web page."""

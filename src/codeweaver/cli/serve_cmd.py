@@ -1,0 +1,39 @@
+"""`codeweaver serve`: the HTTP API, the web page and (optionally) the Gradio app."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8000,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="provider:model")] = None,
+    gradio: Annotated[
+        bool, typer.Option("--gradio", help="Also mount the Gradio app at /gradio.")
+    ] = False,
+) -> None:
+    """Serve the API (docs at /docs) and the web page (at /)."""
+    from codeweaver.api.security import ExposedWithoutTokenError, check_binding
+    from codeweaver.cli.app import _fail, _known_errors, _settings
+
+    try:
+        settings = _settings(model=model)
+        token = settings.api_token.get_secret_value() if settings.api_token else None
+        check_binding(host, token)
+        import uvicorn
+
+        from codeweaver.api.app import create_app
+
+        app = create_app(settings)
+        if gradio:
+            from codeweaver.ui.gradio_app import mount_gradio
+
+            app = mount_gradio(app)
+        uvicorn.run(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=5)
+    except ExposedWithoutTokenError as exc:
+        _fail(str(exc))
+    except _known_errors() as exc:
+        _fail(str(exc))

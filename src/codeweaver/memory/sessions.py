@@ -1,0 +1,320 @@
+"""Sessions: LangGraph threads plus an index of them, in one database.
+
+The checkpointer keeps each thread's graph state (its messages); the index keeps what a
+list of conversations needs — title, message count, update time — and each finished turn
+with its sources and cache key, for history and feedback. SQLite (the thread file of the
+data directory) by default; PostgreSQL when `DATABASE_URL` is set. A turn is written
+only once its answer is complete, in one transaction, so killing the server mid-answer
+loses nothing that was already answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from codeweaver.memory.checkpoint import ThreadStoreError
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    from codeweaver.config import Settings
+
+SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+TITLE_CHARS = 80
+
+_SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS cw_sessions (
+        id TEXT PRIMARY KEY, title TEXT NOT NULL, turns INTEGER NOT NULL DEFAULT 0,
+        created DOUBLE PRECISION NOT NULL, updated DOUBLE PRECISION NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS cw_turns (
+        session_id TEXT NOT NULL, turn INTEGER NOT NULL, question TEXT NOT NULL,
+        answer TEXT NOT NULL, sources TEXT NOT NULL, cache_key TEXT NOT NULL,
+        mode TEXT NOT NULL, created DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (session_id, turn))""",
+]
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    title: str
+    turns: int
+    created: float
+    updated: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "messages": self.turns * 2,  # a question and its answer per turn
+            "created": self.created,
+            "updated": self.updated,
+        }
+
+
+@dataclass(frozen=True)
+class Turn:
+    session_id: str
+    turn: int
+    question: str
+    answer: str
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    cache_keys: tuple[str, ...] = ()
+    mode: str = "pipeline"
+    created: float = 0.0
+
+
+class SessionIndex(Protocol):
+    async def record_turn(
+        self,
+        session_id: str,
+        question: str,
+        answer: str,
+        sources: list[dict[str, Any]],
+        cache_keys: Sequence[str],
+        mode: str,
+    ) -> Turn: ...
+
+    async def sessions(self, limit: int = 100) -> list[SessionInfo]: ...
+
+    async def session(self, session_id: str) -> SessionInfo | None: ...
+
+    async def turns(self, session_id: str) -> list[Turn]: ...
+
+    async def delete(self, session_id: str) -> bool: ...
+
+
+def title_of(question: str) -> str:
+    line = " ".join(question.split())
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def _turn(row: Any) -> Turn:
+    return Turn(
+        session_id=row[0],
+        turn=int(row[1]),
+        question=row[2],
+        answer=row[3],
+        sources=json.loads(row[4]),
+        cache_keys=tuple(k for k in row[5].split("\n") if k),
+        mode=row[6],
+        created=float(row[7]),
+    )
+
+
+def _info(row: Any) -> SessionInfo:
+    return SessionInfo(row[0], row[1], int(row[2]), float(row[3]), float(row[4]))
+
+
+_TURN_COLUMNS = "session_id, turn, question, answer, sources, cache_key, mode, created"
+_SESSION_COLUMNS = "id, title, turns, created, updated"
+_MARKS = ", ".join("?" * 8)
+
+
+class SqlSessionIndex:
+    """The index over a DB-API style async connection (aiosqlite or psycopg).
+
+    `mark` is the driver's parameter placeholder (`?` or `%s`).
+    """
+
+    def __init__(self, connection: Any, mark: str) -> None:
+        self._db = connection
+        self._mark = mark
+        # One connection serves every request: a transaction must not interleave another's.
+        self._lock = asyncio.Lock()
+
+    def _sql(self, text: str) -> str:
+        return text.replace("?", self._mark)
+
+    async def setup(self) -> None:
+        for statement in _SCHEMA:
+            await self._db.execute(statement)
+        await self._db.commit()
+
+    async def _fetch(self, sql: str, *args: Any) -> list[Any]:
+        cursor = await self._db.execute(self._sql(sql), args)
+        rows = await cursor.fetchall()
+        return list(rows)
+
+    async def _read(self, sql: str, *args: Any) -> list[Any]:
+        async with self._lock:
+            rows = await self._fetch(sql, *args)
+            await self._db.commit()  # end the read transaction (PostgreSQL opens one)
+            return rows
+
+    async def record_turn(
+        self,
+        session_id: str,
+        question: str,
+        answer: str,
+        sources: list[dict[str, Any]],
+        cache_keys: Sequence[str],
+        mode: str,
+    ) -> Turn:
+        now = time.time()
+        keys = tuple(cache_keys)
+        async with self._lock:
+            return await self._record(session_id, question, answer, sources, keys, mode, now)
+
+    async def _record(
+        self,
+        session_id: str,
+        question: str,
+        answer: str,
+        sources: list[dict[str, Any]],
+        cache_keys: tuple[str, ...],
+        mode: str,
+        now: float,
+    ) -> Turn:
+        try:
+            await self._db.execute(
+                self._sql(
+                    "INSERT INTO cw_sessions (id, title, turns, created, updated) "
+                    "VALUES (?, ?, 0, ?, ?) ON CONFLICT (id) DO NOTHING"
+                ),
+                (session_id, title_of(question), now, now),
+            )
+            await self._db.execute(
+                self._sql("UPDATE cw_sessions SET turns = turns + 1, updated = ? WHERE id = ?"),
+                (now, session_id),
+            )
+            rows = await self._fetch("SELECT turns FROM cw_sessions WHERE id = ?", session_id)
+            number = int(rows[0][0])
+            await self._db.execute(
+                self._sql(f"INSERT INTO cw_turns ({_TURN_COLUMNS}) VALUES ({_MARKS})"),
+                (
+                    session_id,
+                    number,
+                    question,
+                    answer,
+                    json.dumps(sources),
+                    "\n".join(cache_keys),
+                    mode,
+                    now,
+                ),
+            )
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        return Turn(session_id, number, question, answer, sources, cache_keys, mode, now)
+
+    async def sessions(self, limit: int = 100) -> list[SessionInfo]:
+        rows = await self._read(
+            f"SELECT {_SESSION_COLUMNS} FROM cw_sessions ORDER BY updated DESC LIMIT ?", limit
+        )
+        return [_info(r) for r in rows]
+
+    async def session(self, session_id: str) -> SessionInfo | None:
+        rows = await self._read(
+            f"SELECT {_SESSION_COLUMNS} FROM cw_sessions WHERE id = ?", session_id
+        )
+        return _info(rows[0]) if rows else None
+
+    async def turns(self, session_id: str) -> list[Turn]:
+        rows = await self._read(
+            f"SELECT {_TURN_COLUMNS} FROM cw_turns WHERE session_id = ? ORDER BY turn", session_id
+        )
+        return [_turn(r) for r in rows]
+
+    async def delete(self, session_id: str) -> bool:
+        async with self._lock:
+            return await self._delete(session_id)
+
+    async def _delete(self, session_id: str) -> bool:
+        try:
+            cursor = await self._db.execute(
+                self._sql("DELETE FROM cw_sessions WHERE id = ?"), (session_id,)
+            )
+            await self._db.execute(
+                self._sql("DELETE FROM cw_turns WHERE session_id = ?"), (session_id,)
+            )
+            await self._db.commit()
+        except BaseException:
+            await self._db.rollback()
+            raise
+        return bool(cursor.rowcount)
+
+
+@dataclass
+class ThreadStore:
+    """The checkpointer and the session index of one database."""
+
+    checkpointer: BaseCheckpointSaver[Any]
+    index: SessionIndex
+    backend: str  # "sqlite" or "postgresql"
+
+    async def delete(self, session_id: str) -> bool:
+        existed = await self.index.delete(session_id)
+        await self.checkpointer.adelete_thread(session_id)
+        return existed
+
+
+@asynccontextmanager
+async def open_thread_store(settings: Settings) -> AsyncIterator[ThreadStore]:
+    """SQLite in the data directory, or PostgreSQL when `DATABASE_URL` is set."""
+    if settings.database_url is not None:
+        async with _postgres(settings.database_url.get_secret_value()) as store:
+            yield store
+    else:
+        async with _sqlite(settings.checkpoint_path) as store:
+            yield store
+
+
+@asynccontextmanager
+async def _sqlite(path: Path) -> AsyncIterator[ThreadStore]:
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        async with (
+            AsyncSqliteSaver.from_conn_string(str(path)) as saver,
+            aiosqlite.connect(path, timeout=30) as connection,
+        ):
+            await saver.setup()
+            await connection.execute("PRAGMA journal_mode=WAL")
+            index = SqlSessionIndex(connection, "?")
+            await index.setup()
+            yield ThreadStore(saver, index, "sqlite")
+    except sqlite3.DatabaseError as exc:
+        raise ThreadStoreError(
+            f"thread store {path} cannot be used ({exc}); move the file aside to start "
+            "fresh (earlier conversations stay in the moved file)"
+        ) from exc
+
+
+@asynccontextmanager
+async def _postgres(url: str) -> AsyncIterator[ThreadStore]:
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    except ImportError as exc:
+        raise ThreadStoreError(
+            "DATABASE_URL is set but the PostgreSQL extra is not installed: "
+            "pip install 'codeweaver[postgres]'"
+        ) from exc
+    try:
+        async with (
+            AsyncPostgresSaver.from_conn_string(url) as saver,
+            await psycopg.AsyncConnection.connect(url) as connection,
+        ):
+            await saver.setup()
+            index = SqlSessionIndex(connection, "%s")
+            await index.setup()
+            yield ThreadStore(saver, index, "postgresql")
+    except psycopg.OperationalError as exc:
+        # The URL may hold a password: name the failure, never the URL.
+        raise ThreadStoreError(
+            f"cannot use the PostgreSQL database of DATABASE_URL ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else 'connection failed'})"
+        ) from exc

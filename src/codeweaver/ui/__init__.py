@@ -1,0 +1,1 @@
+"""User interfaces over the service layer (the web page lives in `api/static`)."""
