@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -99,6 +100,18 @@ def label_steps(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, A
             for s in steps
         ]
     return update
+
+
+def announce(state: Mapping[str, Any], item: Step) -> None:
+    """Stream a step the moment it starts (e.g. a search), before the node returns.
+
+    The node still returns the step in its update; the runner shows it once.
+    """
+    from langgraph.config import get_stream_writer
+
+    labelled = label_steps(state, {"intermediate_steps": [item]})["intermediate_steps"][0]
+    with contextlib.suppress(RuntimeError):  # outside a graph run (a node's unit test)
+        get_stream_writer()({"step": labelled})
 
 
 def step(node: str, kind: StepKind, message: str, **data: Any) -> Step:

@@ -77,6 +77,10 @@ class RunResult:
         }
 
 
+def _step_key(item: Step) -> tuple[str, str, str]:
+    return (str(item.get("node")), str(item.get("kind")), str(item.get("message")))
+
+
 def _cache_keys(final: dict[str, Any]) -> tuple[str, ...]:
     parts = [a.get("cache_key", "") for a in final.get("multi_answers") or [] if not is_reset(a)]
     keys = parts if final.get("plan_case") == "multiple_questions" else []
@@ -114,18 +118,30 @@ class Assistant:
         config = {"configurable": {"thread_id": thread}}
         final: dict[str, Any] = {}
         payload = {"question": question, "messages": [HumanMessage(question)]}
+        announced: list[tuple[str, str, str]] = []  # steps streamed when they started
         async for namespace, mode, chunk in self._graph.astream(
-            payload, config, stream_mode=["updates", "messages", "values"], subgraphs=True
+            payload,
+            config,
+            stream_mode=["updates", "messages", "values", "custom"],
+            subgraphs=True,
         ):
             if mode == "values" and not namespace:
                 final = chunk
+            elif mode == "custom" and isinstance(chunk, dict) and "step" in chunk:
+                item = chunk["step"]
+                announced.append(_step_key(item))
+                yield RunEvent("step", step=item, node=str(item.get("node", "")))
             elif mode == "updates":
                 for node, update in chunk.items():
                     if node in SUBGRAPH_NODES:
                         continue  # their steps were already streamed from inside
                     for item in (update or {}).get("intermediate_steps", []) or []:
-                        if not is_reset(item):
-                            yield RunEvent("step", step=item, node=node)
+                        if is_reset(item):
+                            continue
+                        if _step_key(item) in announced:
+                            announced.remove(_step_key(item))  # shown when it started
+                            continue
+                        yield RunEvent("step", step=item, node=node)
             elif mode == "messages":
                 token, meta = chunk
                 node = meta.get("langgraph_node", "")

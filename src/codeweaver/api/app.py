@@ -96,7 +96,9 @@ def create_app(
         from codeweaver.factory import build_deps, prepare_sources
 
         async with open_thread_store(settings) as store:
-            built = deps or await asyncio.to_thread(build_deps, settings, llm=llm)
+            built = (
+                deps if deps is not None else await asyncio.to_thread(build_deps, settings, llm=llm)
+            )
             problems = await asyncio.to_thread(prepare_sources, built)
             for problem in problems:
                 logger.warning("source preparation: %s", problem)

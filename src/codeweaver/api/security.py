@@ -111,23 +111,22 @@ class BodyLimitMiddleware:
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
             await self._reject(send, int(declared))
             return
-        received = 0
-        too_big = False
-
-        async def counting() -> Message:
-            nonlocal received, too_big
+        # Read the body up front (it is small by definition), so an undeclared one that
+        # grows past the limit is refused before any route sees it.
+        body = bytearray()
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit:
-                    too_big = True
-                    raise _TooBigError
-            return message
-
-        try:
-            await self.app(scope, counting, send)
-        except _TooBigError:
-            await self._reject(send, received)
+            if message["type"] != "http.request":
+                await self.app(scope, _replay([message], receive), send)
+                return
+            body += message.get("body", b"")
+            if len(body) > self.limit:
+                await self._reject(send, len(body))
+                return
+            if not message.get("more_body", False):
+                break
+        whole = {"type": "http.request", "body": bytes(body), "more_body": False}
+        await self.app(scope, _replay([whole], receive), send)
 
     async def _reject(self, send: Send, size: int) -> None:
         body = json.dumps(
@@ -149,5 +148,11 @@ class BodyLimitMiddleware:
         await send({"type": "http.response.body", "body": body})
 
 
-class _TooBigError(Exception):
-    pass
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """`receive` that first returns `messages`, then the real stream (disconnects)."""
+    pending = list(messages)
+
+    async def replayed() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replayed

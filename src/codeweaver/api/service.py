@@ -128,6 +128,7 @@ class ChatService:
                 step = dict(run_event.step)
                 kind = STEP_EVENTS.get(str(step.get("kind")), "observe")
                 step["error"] = step.get("kind") == "error"
+                step["text"] = step.get("message", "")
                 yield ServiceEvent(kind, step)  # type: ignore[arg-type]
             elif run_event.kind == "token":
                 yield ServiceEvent("token", {"text": run_event.text})

@@ -12,7 +12,14 @@ from langgraph.types import Send
 from pydantic import BaseModel
 
 from codeweaver.agent import prompts
-from codeweaver.agent.deps import BASELINE_NODE, Deps, PlannedSearch, label_steps, step
+from codeweaver.agent.deps import (
+    BASELINE_NODE,
+    Deps,
+    PlannedSearch,
+    announce,
+    label_steps,
+    step,
+)
 from codeweaver.agent.language import is_english
 from codeweaver.agent.state import (
     GraphState,
@@ -110,6 +117,7 @@ def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[
                 "intermediate_steps": [step(node, "observe", f"skipped: {why_not}")],
             }
         act = step(node, "act", f"{source.name}: {task['query']}", limit=task["limit"])
+        announce(task, act)
         try:
             results = await asyncio.wait_for(
                 source.search(task["query"], task["intent"], task["limit"]),
