@@ -1,0 +1,42 @@
+"""A CodeWeaver server with a scripted model, run as its own process by the tests.
+
+`python -m tests.integration.scripted_server DATA_DIR` prints `READY <url>` once it
+listens. A question containing SLOW makes the answer take a minute, so a test can kill
+the process in the middle of it. DATABASE_URL in the environment selects PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from codeweaver.api.app import create_app
+from codeweaver.api.background import serve_in_thread
+from tests.fakes import FakeSource, make_deps
+
+ANSWER = "Iterate over the file object [1]."
+
+
+def answer(messages: list[Any]) -> str:
+    if "SLOW" in str(messages[-1].content):
+        time.sleep(60)
+    return ANSWER
+
+
+def main() -> None:
+    deps, _ = make_deps(
+        Path(sys.argv[1]),
+        {"classify_intent": '{"intent": "learning"}', "generate_answer": answer},
+        sources=[FakeSource()],
+    )
+    deps.settings = deps.settings.model_copy(update={"cache_enabled": False})
+    with serve_in_thread(create_app(deps.settings, deps=deps)) as url:
+        print("READY", url, flush=True)
+        while True:
+            time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()
