@@ -207,3 +207,27 @@ def test_eval_cache_bad_label_names_the_line(env: dict[str, str], tmp_path: Path
     result = CliRunner().invoke(app, ["eval", "cache", "--pairs", str(data)])
     assert result.exit_code == 2
     assert ":2:" in result.stderr and "label" in result.stderr
+
+
+def test_serve_refuses_to_expose_without_a_token(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the server must not start")
+
+    monkeypatch.setattr("uvicorn.run", never)
+    monkeypatch.delenv("CODEWEAVER_API_TOKEN", raising=False)
+    result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0"])
+    assert result.exit_code == 2
+    message = " ".join(result.stderr.split())
+    assert "without CODEWEAVER_API_TOKEN" in message and "127.0.0.1" in message
+
+
+def test_is_loopback() -> None:
+    from codeweaver.api.security import check_binding, is_loopback
+
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
+    assert not is_loopback("example.com")
+    check_binding("0.0.0.0", "a-token")  # a token makes it acceptable
+    check_binding("127.0.0.1", None)

@@ -29,9 +29,12 @@ def serve(
 
         app = create_app(settings)
         if gradio:
-            from codeweaver.ui.gradio_app import mount_gradio
+            from codeweaver.ui.gradio_app import GradioMissingError, mount_gradio
 
-            app = mount_gradio(app)
+            try:
+                app = mount_gradio(app, token=token)
+            except GradioMissingError as exc:
+                _fail(str(exc))
         uvicorn.run(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=5)
     except ExposedWithoutTokenError as exc:
         _fail(str(exc))

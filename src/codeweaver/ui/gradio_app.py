@@ -1,0 +1,234 @@
+"""The Gradio app: the web page's chat, live steps and sessions over the same `ChatService`.
+
+`codeweaver serve --gradio` mounts it at `/gradio`. Answers, source titles and step messages
+are untrusted (web and model text): they reach Gradio's sanitised Markdown with raw HTML and
+images made inert, custom tags stripped and titles escaped. Gradio is imported only here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import secrets
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from codeweaver.agent.runner import InvalidQuestionError
+from codeweaver.api.queue import QueueFullError
+from codeweaver.api.render import safe_url
+from codeweaver.api.service import ChatService, SessionNotFoundError
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+MISSING = "the Gradio app needs the gradio extra: pip install 'codeweaver[gradio]'"
+MAX_STEPS = 200
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&$:])")
+_CODE = re.compile(r"(```.*?(?:```|$)|`[^`\n]*`)", re.DOTALL)
+_URL_SAFE = ":/?#@!$&'*+,;=%~"
+
+Outputs = tuple[list[Any], str, str | None, str]
+
+
+class GradioMissingError(RuntimeError):
+    """`gradio` is not installed."""
+
+
+def escape_markdown(text: str) -> str:
+    """`text` shown literally on one line: every Markdown and HTML character escaped."""
+    return _SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def inert_markdown(text: str) -> str:
+    """Markdown whose raw HTML shows as text and whose images stay links, outside code."""
+    parts = _CODE.split(text)
+    return "".join(
+        part if i % 2 else part.replace("<", "&lt;").replace("![", "!\\[")
+        for i, part in enumerate(parts)
+    )
+
+
+def sources_markdown(sources: Sequence[Mapping[str, Any]]) -> str:
+    """The numbered sources as a Markdown list of links (http(s) only)."""
+    lines = []
+    for n, source in enumerate(sources, 1):
+        url = safe_url(str(source.get("url", "")))
+        title = escape_markdown(str(source.get("title") or url or "untitled"))
+        label = f"[{title}]({quote(url.strip(), safe=_URL_SAFE)})" if url else title
+        origin = escape_markdown(str(source.get("source", "")))
+        lines.append(f"{source.get('n', n)}. {label}" + (f" — {origin}" if origin else ""))
+    return "**Sources**\n\n" + "\n".join(lines) if lines else ""
+
+
+def answer_markdown(answer: str, sources: Sequence[Mapping[str, Any]]) -> str:
+    """A finished answer with its numbered sources below."""
+    return "\n\n".join(part for part in (inert_markdown(answer), sources_markdown(sources)) if part)
+
+
+def step_line(kind: str, data: Mapping[str, Any]) -> str:
+    """One step of the side panel as a Markdown list item."""
+    label = "error" if data.get("error") else kind
+    node = escape_markdown(str(data.get("node", "")))
+    message = escape_markdown(str(data.get("message", ""))[:300])
+    return f"- **{label}** {node}: {message}"
+
+
+def history_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """`ChatService.history` messages as Chatbot messages."""
+    return [
+        {"role": "user", "content": inert_markdown(str(m.get("content", "")))}
+        if m.get("role") == "user"
+        else {"role": "assistant", "content": answer_markdown(m["content"], m.get("sources", []))}
+        for m in messages
+    ]
+
+
+def _service(app: FastAPI) -> ChatService:
+    service = getattr(app.state, "service", None)
+    if not isinstance(service, ChatService):
+        import gradio as gr
+
+        raise gr.Error("the service is not running yet; try again in a moment")
+    return service
+
+
+def _password(token: str) -> Callable[[str, str], bool]:
+    """A login check: any user name, the API token as the password."""
+    expected = token.encode()
+    return lambda _user, password: secrets.compare_digest(password.encode(), expected)
+
+
+def mount_gradio(app: FastAPI, path: str = "/gradio", *, token: str | None = None) -> FastAPI:
+    """Mount the Gradio chat on `app` at `path`; with `token`, its login password."""
+    try:
+        import gradio as gr
+    except ImportError:
+        raise GradioMissingError(MISSING) from None
+
+    async def ask(message: str, history: list[Any], session: str | None) -> AsyncIterator[Outputs]:
+        """Stream one answer: tokens, then the answer with its sources; steps beside."""
+        service = _service(app)
+        try:
+            question, ticket = service.reserve(message)
+        except (InvalidQuestionError, QueueFullError) as exc:
+            gr.Warning(str(exc))
+            yield history, "", session, message
+            return
+        chat: list[Any] = [*history, {"role": "user", "content": inert_markdown(question)}]
+        chat.append({"role": "assistant", "content": "…"})
+        steps: list[str] = []
+        text = ""
+        async with contextlib.aclosing(service.stream(question, ticket, session)) as events:
+            async for event in events:
+                data = event.data
+                if event.kind == "token":
+                    text += str(data.get("text", ""))
+                    chat[-1] = {"role": "assistant", "content": inert_markdown(text)}
+                elif event.kind == "queue":
+                    waiting = f"waiting in line: position {int(data['position'])}"
+                    steps.append(f"- **queue** {waiting}")
+                    chat[-1] = {"role": "assistant", "content": f"_{waiting}…_"}
+                elif event.kind in ("think", "act", "observe"):
+                    steps.append(step_line(event.kind, data))
+                elif event.kind == "done":
+                    session = str(data["session_id"])
+                    content = answer_markdown(str(data["answer"]), data.get("sources", []))
+                    chat[-1] = {"role": "assistant", "content": content}
+                elif event.kind == "error":
+                    problem = str(data.get("message", "the answer failed"))
+                    gr.Warning(problem)
+                    shown = f"**Error:** {escape_markdown(problem)}"
+                    chat[-1] = {"role": "assistant", "content": shown}
+                yield chat, "\n".join(steps[-MAX_STEPS:]), session, ""
+
+    async def list_sessions(current: str | None) -> Any:
+        """The session choices, most recently updated first."""
+        infos = await _service(app).sessions(100)
+        choices = [(f"{info.title[:60]} ({info.turns})", info.id) for info in infos]
+        return gr.Dropdown(choices=choices, value=current)
+
+    async def load_session(session_id: str | None) -> tuple[Any, Any, Any]:
+        """A session's history into the chat; it becomes the current session."""
+        if not session_id:
+            return gr.skip(), gr.skip(), gr.skip()
+        try:
+            _, messages = await _service(app).history(session_id)
+        except (SessionNotFoundError, ValueError):
+            gr.Warning(f"no session {session_id[:64]!r}")
+            return gr.skip(), gr.skip(), gr.skip()
+        return history_messages(messages), "", session_id
+
+    def new_session() -> tuple[list[Any], str, None, None]:
+        """An empty chat; the next question starts a new session."""
+        return [], "", None, None
+
+    with gr.Blocks(title="CodeWeaver", analytics_enabled=False) as blocks:
+        session = gr.State(None)
+        gr.Markdown("## CodeWeaver\nAnswers to programming questions, with numbered sources.")
+        with gr.Row():
+            with gr.Column(scale=3):
+                chatbot = gr.Chatbot(
+                    label="Chat",
+                    height=560,
+                    sanitize_html=True,
+                    render_markdown=True,
+                    allow_tags=False,
+                    latex_delimiters=[],
+                    feedback_options=None,
+                    buttons=["copy", "copy_all"],
+                )
+                with gr.Row():
+                    box = gr.Textbox(
+                        placeholder="Ask a programming question…",
+                        show_label=False,
+                        max_lines=8,
+                        scale=5,
+                    )
+                    send = gr.Button("Ask", variant="primary", scale=1)
+            with gr.Column(scale=1):
+                sessions = gr.Dropdown(
+                    label="Sessions", choices=[], allow_custom_value=True, interactive=True
+                )
+                with gr.Row():
+                    refresh = gr.Button("Refresh", size="sm")
+                    new = gr.Button("New session", size="sm")
+                with gr.Accordion("Steps", open=True):
+                    steps = gr.Markdown("", sanitize_html=True)
+        gr.on(
+            [box.submit, send.click],
+            ask,
+            [box, chatbot, session],
+            [chatbot, steps, session, box],
+            api_name="ask",
+            concurrency_limit=None,  # the service's own queue bounds the runs
+        ).then(list_sessions, session, sessions, api_visibility="private")
+        gr.on(
+            [blocks.load, refresh.click],
+            list_sessions,
+            session,
+            sessions,
+            api_name="list_sessions",
+            concurrency_limit=None,
+        )
+        sessions.input(
+            load_session,
+            sessions,
+            [chatbot, steps, session],
+            api_name="load_session",
+            concurrency_limit=None,
+        )
+        new.click(new_session, None, [chatbot, steps, session, sessions], api_name="new_session")
+
+    gr.mount_gradio_app(
+        app,
+        blocks,
+        path=path,
+        auth=_password(token) if token else None,
+        show_error=False,  # unexpected errors show as "Error", never their text or traceback
+        ssr_mode=False,
+        mcp_server=False,
+        run_history=False,
+        footer_links=["api"],
+    )
+    return app
