@@ -312,6 +312,9 @@ def test_page_docs_and_openapi(server: tuple[str, Deps, ScriptedChatModel]) -> N
     page = httpx.get(f"{url}/")
     assert page.status_code == 200 and "text/html" in page.headers["content-type"]
     assert "script-src 'self'" in page.headers["content-security-policy"]
+    script = httpx.get(f"{url}/static/app.js")
+    assert script.status_code == 200 and "javascript" in script.headers["content-type"]
+    assert script.headers["cache-control"] == "no-cache"
     assert httpx.get(f"{url}/docs").status_code == 200
     paths = httpx.get(f"{url}/openapi.json").json()["paths"]
     assert {"/api/health", "/api/chat", "/api/chat/stream", "/api/feedback"} <= set(paths)

@@ -209,8 +209,17 @@ def create_app(
     async def index() -> FileResponse:
         return FileResponse(STATIC / "index.html", headers=_PAGE_HEADERS)
 
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount("/static", _RevalidatedStatic(directory=STATIC), name="static")
     return app
+
+
+class _RevalidatedStatic(StaticFiles):
+    """The page's modules must never mix versions after an upgrade: revalidate each load."""
+
+    def file_response(self, *args: Any, **kwargs: Any) -> Response:
+        response = super().file_response(*args, **kwargs)
+        response.headers["Cache-Control"] = "no-cache"
+        return response
 
 
 # The page loads only its own script and style; nothing inline runs.

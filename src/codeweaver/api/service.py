@@ -16,7 +16,13 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from codeweaver.agent.runner import Assistant, InvalidQuestionError, RunResult, validate_question
+from codeweaver.agent.runner import (
+    ANSWER_NODES,
+    Assistant,
+    InvalidQuestionError,
+    RunResult,
+    validate_question,
+)
 from codeweaver.api.queue import RunQueue, Ticket
 from codeweaver.api.render import render_answer, safe_url
 from codeweaver.memory.sessions import SESSION_ID, SessionInfo, ThreadStore, Turn
@@ -123,14 +129,19 @@ class ChatService:
 
     async def _run(self, question: str, session: str, mode: str) -> AsyncIterator[ServiceEvent]:
         result: RunResult | None = None
+        answering = False
         async for run_event in self.assistant.stream(question, session):
             if run_event.kind == "step" and run_event.step is not None:
+                node = str(run_event.step.get("node", "")).rsplit("/", 1)[-1]
+                if answering and node in ANSWER_NODES:
+                    continue  # the answer's own closing step: `done` carries it
                 step = dict(run_event.step)
                 kind = STEP_EVENTS.get(str(step.get("kind")), "observe")
                 step["error"] = step.get("kind") == "error"
                 step["text"] = step.get("message", "")
                 yield ServiceEvent(kind, step)  # type: ignore[arg-type]
             elif run_event.kind == "token":
+                answering = True
                 yield ServiceEvent("token", {"text": run_event.text})
             elif run_event.result is not None:
                 result = run_event.result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -140,13 +141,14 @@ async def generate_with_history(state: GraphState, deps: Deps) -> dict[str, Any]
 
 async def check_cache(state: GraphState, deps: Deps) -> dict[str, Any]:
     if not deps.settings.cache_enabled or not state.get("should_cache", False):
+        why = "cache off" if not deps.settings.cache_enabled else "not cacheable"
         return {
             "cached_result": None,
-            "intermediate_steps": [step("check_cache", "observe", "skipped: not cacheable")],
+            "intermediate_steps": [step("check_cache", "observe", f"skipped: {why}")],
         }
     key = state.get("canonical_question") or state.get("question", "")
-    try:
-        entry = deps.cache.lookup(key)
+    try:  # embedding and the vector store are blocking work: off the event loop
+        entry = await asyncio.to_thread(deps.cache.lookup, key)
     except Exception as exc:  # a broken cache is a miss, never a failed answer
         logger.warning("cache lookup failed: %s", exc)
         return {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -79,16 +80,24 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         update["intermediate_steps"].insert(0, step("generate_answer", "error", reason))
         return update
     cacheable = (
-        state.get("question_type") in ("new_topic", "independent")
+        deps.settings.cache_enabled
+        and state.get("question_type") in ("new_topic", "independent")
         and state.get("should_cache", False)
         and bool(sources)
     )
+    problem = None
     if cacheable:
-        deps.cache.store(
-            state.get("canonical_question", question), answer, sources, deps.model_name
-        )
+        key = state.get("canonical_question", question)
+        try:  # embedding and the vector store are blocking work: off the event loop
+            await asyncio.to_thread(deps.cache.store, key, answer, sources, deps.model_name)
+        except Exception as exc:  # a broken cache never costs the answer
+            logger.warning("cache store failed: %s", exc)
+            cacheable, problem = False, f"not cached: {exc}"
     note = f"answer written with {len(sources)} sources" + (" (cached)" if cacheable else "")
-    return finish(state, "generate_answer", answer, sources, note)
+    update = finish(state, "generate_answer", answer, sources, note)
+    if problem:
+        update["intermediate_steps"].append(step("generate_answer", "error", problem))
+    return update
 
 
 def route_after_answer(state: GraphState) -> str:
