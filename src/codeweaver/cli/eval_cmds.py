@@ -60,6 +60,8 @@ def _print_report(
         value = data[key]
         console.print(f"  {label}: {_number(value)}")
     per_class = data.get("per_class") or data.get("per_case") or {}
+    if not per_class:
+        return
     table = Table("class", "precision", "recall", "support")
     for label, metrics in per_class.items():
         table.add_row(

@@ -116,7 +116,9 @@ def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[
                 "search_results": [],
                 "intermediate_steps": [step(node, "observe", f"skipped: {why_not}")],
             }
-        act = step(node, "act", f"{source.name}: {task['query']}", limit=task["limit"])
+        act = step(
+            node, "act", f"{source.name}: {task['query']}", query=task["query"], limit=task["limit"]
+        )
         announce(task, act)
         try:
             results = await asyncio.wait_for(
