@@ -17,7 +17,8 @@ stays low only while answering keeps off the server's event loop. Client and ser
 one process (and its GIL), so the client's own work is part of every figure.
 
 Every chat's events are checked: ids increase from 1, `queue` events come before anything
-else, every `act` / `observe` comes before the first `token`, `done` arrives once and
+else, every `act` and every `observe` of the search comes before the first `token` (the
+grounding check's `observe` follows the answer it checks), `done` arrives once and
 last, and there is no `error`. The exit code is 1 if any chat fails these checks.
 
     .venv/bin/python bench/serve_load.py [--chats 50] [--real]
@@ -55,6 +56,8 @@ REAL_QUESTIONS = [
     "How do I parse a JSON string in Python?",
     "How do I run a shell command from Python and get its output?",
 ]
+# Steps that judge the written answer, so they follow its tokens (SPEC §3).
+CHECKS = frozenset({"check_answer"})
 HEALTH_EVERY = 0.2
 SOURCE_DELAY = 0.02
 
@@ -127,7 +130,12 @@ def order_problems(events: Sequence[Event]) -> list[str]:
         found.append("no token event")
     else:
         first = kinds.index("token")
-        late = [e for e in events[first:] if e.kind in ("act", "observe")]
+        late = [
+            e
+            for e in events[first:]
+            if e.kind == "act"
+            or (e.kind == "observe" and str(e.data.get("node")).rsplit("/", 1)[-1] not in CHECKS)
+        ]
         found += [f"{e.kind} after the first token: {e.data.get('node')}" for e in late]
     return found
 

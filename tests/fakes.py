@@ -80,9 +80,10 @@ def make_deps(
     script: dict[str, Reply],
     sources: list[Source] | None = None,
     cache: AnswerCache | None = None,
+    **settings_overrides: object,
 ) -> tuple[Deps, ScriptedChatModel]:
     llm = ScriptedChatModel(script=script)
-    settings = make_settings(tmp_path)
+    settings = make_settings(tmp_path, **settings_overrides)
     chosen = sources if sources is not None else [FakeSource()]
     deps = Deps(
         llm=llm,

@@ -113,6 +113,18 @@ class Settings(BaseSettings):
         gt=0,
         validation_alias=AliasChoices("cache_ttl_days", "CODEWEAVER_CACHE_TTL_DAYS"),
     )
+    grounding_check: bool = Field(
+        default=True,
+        validation_alias=AliasChoices("grounding_check", "CODEWEAVER_GROUNDING"),
+        description="Check each answer's cited claims against its sources.",
+    )
+    grounding_retries: int = Field(
+        default=2,
+        ge=0,
+        le=5,
+        validation_alias=AliasChoices("grounding_retries", "CODEWEAVER_GROUNDING_RETRIES"),
+        description="Regenerations after a failed check, before answering with a warning.",
+    )
     store_wait_seconds: float = Field(
         default=10.0,
         ge=0,

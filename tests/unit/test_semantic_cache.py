@@ -15,7 +15,7 @@ from codeweaver.memory.semantic_cache import SemanticAnswerCache
 from codeweaver.memory.store_clients import VectorStoreLockedError, close_shared_clients
 from codeweaver.memory.vectors import VectorCollection
 from codeweaver.memory.verify import same_question
-from tests.fakes import docs
+from tests.fakes import doc, docs
 
 
 @pytest.fixture
@@ -171,10 +171,11 @@ async def test_other_language_paraphrase_is_served_from_cache(settings: Settings
         }
     )
     cache = build_cache(settings)
+    int_docs = [doc(1, text="int(s) converts a string s to an integer. " * 3)]
     deps = Deps(
         llm=llm,
         settings=settings,
-        sources={"installed_docs": FakeSource()},
+        sources={"installed_docs": FakeSource(results=int_docs)},
         cache=cache,
         model_name="scripted",
     )

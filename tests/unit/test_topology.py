@@ -38,8 +38,11 @@ SPEC_EDGES = {
     ("evaluate_results", "search_subgraph", True),
     ("refine_search", "classify_intent", False),
     ("search_subgraph", "generate_answer", False),
-    ("generate_answer", "combine_answers", True),
-    ("generate_answer", END, True),
+    # SPEC §3: the grounding check after generation, with bounded retries.
+    ("generate_answer", "check_answer", False),
+    ("check_answer", "generate_answer", True),
+    ("check_answer", "combine_answers", True),
+    ("check_answer", END, True),
     ("combine_answers", END, False),
     ("initiate_dynamic_search", "run_single_question_worker", True),
     ("run_single_question_worker", "combine_answers", False),
@@ -79,10 +82,11 @@ def test_worker_runs_the_single_question_graph(tmp_path: Path) -> None:
             "initiate_dynamic_search",
             "run_single_question_worker",
             "combine_answers",
-            "generate_answer",
+            "check_answer",  # its way out differs: a worker ends instead of combining
         }
     }
     assert single <= worker
     assert (START, "analyze_question", False) in worker
-    assert ("generate_answer", END, False) in worker
+    assert ("check_answer", END, True) in worker
+    assert ("check_answer", "generate_answer", True) in worker
     assert not any("combine_answers" in e[:2] for e in worker)

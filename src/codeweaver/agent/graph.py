@@ -18,7 +18,8 @@ from codeweaver.agent.nodes.analyze import (
     route_cache,
     route_question_type,
 )
-from codeweaver.agent.nodes.answer import combine_answers, generate_answer, route_after_answer
+from codeweaver.agent.nodes.answer import combine_answers, generate_answer
+from codeweaver.agent.nodes.check import check_answer, route_after_check
 from codeweaver.agent.nodes.multi import (
     fanout_multi_questions,
     initiate_dynamic_search,
@@ -90,6 +91,7 @@ def _add_single_question(builder: StateGraph[Any, Any, Any, Any], deps: Deps) ->
         evaluate_results,
         refine_search,
         generate_answer,
+        check_answer,
     ):
         builder.add_node(fn.__name__, _bind(fn, deps))
     for node in SEARCH_NODES:
@@ -113,6 +115,7 @@ def _add_single_question(builder: StateGraph[Any, Any, Any, Any], deps: Deps) ->
     )
     builder.add_edge("refine_search", "classify_intent")
     builder.add_edge("search_subgraph", "generate_answer")
+    builder.add_edge("generate_answer", "check_answer")
 
 
 def build_worker_graph(deps: Deps) -> Compiled:
@@ -120,7 +123,12 @@ def build_worker_graph(deps: Deps) -> Compiled:
     builder = StateGraph(GraphState)
     _add_single_question(builder, deps)
     builder.add_edge(START, "analyze_question")
-    builder.add_edge("generate_answer", END)
+    # A worker's answer goes back to the outer graph, which combines the two.
+    builder.add_conditional_edges(
+        "check_answer",
+        route_after_check,
+        {"generate_answer": "generate_answer", "combine_answers": END, END: END},
+    )
     return builder.compile(name="single_question")
 
 
@@ -146,6 +154,8 @@ def build_graph(deps: Deps, checkpointer: BaseCheckpointSaver[Any] | None = None
         "initiate_dynamic_search", fanout_multi_questions, ["run_single_question_worker"]
     )
     builder.add_edge("run_single_question_worker", "combine_answers")
-    builder.add_conditional_edges("generate_answer", route_after_answer, ["combine_answers", END])
+    builder.add_conditional_edges(
+        "check_answer", route_after_check, ["generate_answer", "combine_answers", END]
+    )
     builder.add_edge("combine_answers", END)
     return builder.compile(checkpointer=checkpointer, name="codeweaver")

@@ -98,6 +98,12 @@ class GraphState(TypedDict, total=False):
     # answer
     answer: str
     sources: list[SearchResult]
+    # generate_answer / check_answer (SPEC §3): drafts, feedback and the best so far
+    answer_attempt: int
+    answer_failed: bool
+    answer_feedback: str | None
+    best_answer: dict[str, Any] | None
+    grounding: dict[str, Any] | None
     is_worker: bool
     worker_index: int
     multi_answers: Annotated[list[MultiAnswer], append_or_reset]

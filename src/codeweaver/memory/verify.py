@@ -150,8 +150,10 @@ def _pins_down(value: str) -> bool:
     )
 
 
-def _terms(text: str) -> list[str]:
-    text = _PLACEHOLDER.sub(" ", text.lower().replace("n't", "nt"))
+def _terms(text: str, keep_quoted: bool = False) -> list[str]:
+    text = text.lower().replace("n't", "nt")
+    if not keep_quoted:
+        text = _PLACEHOLDER.sub(" ", text)
     text = text.replace("data frame", "dataframe")
     return [_stem(w) for w in _WORD.findall(text)]
 
@@ -197,6 +199,19 @@ def lost_in_translation(original: str, translation: str) -> set[str]:
     lost = {n for n in _DIGITS.findall(original) if n not in kept_numbers}
     lost |= {w for w in _LATIN.findall(original) if len(w) > 1 and w.lower() not in kept_words}
     return lost
+
+
+NEGATION = _NEGATION
+
+
+def stemmed_words(text: str) -> set[str]:
+    """Every word of `text`, stemmed, quoted code included (for comparing with sources)."""
+    return set(_terms(text, keep_quoted=True))
+
+
+def subject_words(text: str) -> set[str]:
+    """The words that carry a sentence's subject: no filler, negation or technology."""
+    return set(_content(_terms(text, keep_quoted=True)))
 
 
 def content_size(text: str) -> int:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from typing import Any
 
@@ -58,9 +57,11 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     numbered = [
         (n, s["title"], s.get("summary") or s["snippet"][:400]) for n, s in enumerate(sources, 1)
     ]
+    feedback = state.get("answer_feedback")
     messages = prompts.answer_messages(
-        question, language, state.get("intent", "learning"), numbered
+        question, language, state.get("intent", "learning"), numbered, feedback
     )
+    attempt = int(state.get("answer_attempt") or 0) + 1
     try:
         reply = await deps.llm.ainvoke(messages)
         answer = tidy_answer(message_text(reply), sources)
@@ -70,38 +71,19 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         logger.warning("answer generation failed: %s", exc)
         failed, reason, answer = True, f"{type(exc).__name__}: {exc}", ""
     if failed:
-        update = finish(
-            state,
-            "generate_answer",
-            _fallback_answer(language, reason, sources),
-            sources,
-            "answer fell back to the source list",
-        )
-        update["intermediate_steps"].insert(0, step("generate_answer", "error", reason))
-        return update
-    cacheable = (
-        deps.settings.cache_enabled
-        and state.get("question_type") in ("new_topic", "independent")
-        and state.get("should_cache", False)
-        and bool(sources)
-    )
-    problem = None
-    if cacheable:
-        key = state.get("canonical_question", question)
-        try:  # embedding and the vector store are blocking work: off the event loop
-            await asyncio.to_thread(deps.cache.store, key, answer, sources, deps.model_name)
-        except Exception as exc:  # a broken cache never costs the answer
-            logger.warning("cache store failed: %s", exc)
-            cacheable, problem = False, f"not cached: {exc}"
-    note = f"answer written with {len(sources)} sources" + (" (cached)" if cacheable else "")
-    update = finish(state, "generate_answer", answer, sources, note)
-    if problem:
-        update["intermediate_steps"].append(step("generate_answer", "error", problem))
-    return update
-
-
-def route_after_answer(state: GraphState) -> str:
-    return "combine_answers" if state.get("is_worker") else "__end__"
+        return {
+            "answer": _fallback_answer(language, reason, sources),
+            "answer_failed": True,
+            "answer_attempt": attempt,
+            "intermediate_steps": [step("generate_answer", "error", reason)],
+        }
+    note = f"draft {attempt} written with {len(sources)} sources"
+    return {
+        "answer": answer,
+        "answer_failed": False,
+        "answer_attempt": attempt,
+        "intermediate_steps": [step("generate_answer", "observe", note, attempt=attempt)],
+    }
 
 
 async def combine_answers(state: GraphState, deps: Deps) -> dict[str, Any]:

@@ -77,6 +77,11 @@ async def create_plan(state: GraphState, deps: Deps) -> dict[str, Any]:
         "question_type": None,
         "search_query": "",
         "is_worker": False,
+        "answer_attempt": 0,
+        "answer_failed": False,
+        "answer_feedback": None,
+        "best_answer": None,
+        "grounding": None,
     }
 
 

@@ -82,6 +82,8 @@ function onStreamEvent(answer, name, data, retry) {
     case 'act':
     case 'observe':
       addStep(answer, name, data);
+      // The grounding check sent the draft back: the next attempt streams afresh.
+      if (data.data && data.data.retry) answer.stream.replaceChildren();
       scrollToEnd(false);
       return false;
     case 'token':

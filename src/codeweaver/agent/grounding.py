@@ -1,0 +1,257 @@
+"""Does an answer stand on its sources? Claims, their citations, and a grade (SPEC §3).
+
+The answer is split into claims (sentences outside code). Every citation number must
+name a listed source. A cited claim is compared with the sources it cites: its subject
+words must be found there, and so must its numbers and versions. Words settle most
+claims; the rest (partly matching, or negated, where polarity matters) go to the model
+in one batched call, which also grades whether the answer addresses the question.
+Uncited sentences are general knowledge by the answer prompt's own rule and are not
+checked against sources.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from codeweaver.agent.citations import CITATION
+from codeweaver.agent.text import sentences
+from codeweaver.memory.verify import NEGATION, stemmed_words, subject_words
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from codeweaver.agent.state import SearchResult
+
+SUPPORTED = 0.6  # share of a claim's subject words found in its sources: supported
+UNSUPPORTED = 0.3  # below this share: unsupported without asking the model
+MIN_CLAIM_WORDS = 3
+MIN_ANSWER_LETTERS = 3
+_FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
+_HEADING = re.compile(r"^\s*#+\s.*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Claim:
+    index: int
+    text: str  # as written, citation markers included
+    citations: tuple[int, ...]
+
+    @property
+    def plain(self) -> str:
+        text = " ".join(CITATION.sub(" ", self.text).split())
+        return re.sub(r"\s+([.,;:!?])", r"\1", text)
+
+
+@dataclass(frozen=True)
+class ClaimVerdict:
+    claim: Claim
+    supported: bool
+    support: float
+    reason: str
+
+
+@dataclass
+class GroundingReport:
+    verdicts: list[ClaimVerdict] = field(default_factory=list)
+    unknown_citations: list[int] = field(default_factory=list)
+    answers_question: bool = True
+    grade_reason: str = ""
+    asked_model: bool = False
+    model_problem: str | None = None
+
+    @property
+    def unsupported(self) -> list[ClaimVerdict]:
+        return [v for v in self.verdicts if not v.supported]
+
+    @property
+    def passed(self) -> bool:
+        return not self.unsupported and not self.unknown_citations and self.answers_question
+
+    def rank(self) -> tuple[int, int, int]:
+        """Lower is better: for keeping the best of several attempts."""
+        return (
+            len(self.unsupported) + len(self.unknown_citations),
+            0 if self.answers_question else 1,
+            -len(self.verdicts),
+        )
+
+    def feedback(self) -> str:
+        """What the next attempt must fix, for the answer prompt."""
+        lines = [f'- "{v.claim.plain}": {v.reason}' for v in self.unsupported]
+        if self.unknown_citations:
+            numbers = ", ".join(f"[{n}]" for n in self.unknown_citations)
+            lines.append(f"- citations {numbers} name no listed source")
+        if not self.answers_question:
+            lines.append(f"- the answer does not address the question ({self.grade_reason})")
+        return "\n".join(lines)
+
+    def summary(self) -> str:
+        checked = len(self.verdicts)
+        if self.passed:
+            return f"{checked} cited claims supported by their sources"
+        return (
+            f"{len(self.unsupported)} of {checked} cited claims unsupported"
+            + (f"; unknown citations {self.unknown_citations}" if self.unknown_citations else "")
+            + ("" if self.answers_question else f"; off the question ({self.grade_reason})")
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "passed": self.passed,
+            "claims": len(self.verdicts),
+            "unsupported": [
+                {"claim": v.claim.plain, "citations": list(v.claim.citations), "reason": v.reason}
+                for v in self.unsupported
+            ],
+            "unknown_citations": self.unknown_citations,
+            "answers_question": self.answers_question,
+            "asked_model": self.asked_model,
+        }
+
+
+def split_claims(answer: str) -> list[Claim]:
+    """Sentences of prose (code blocks and headings set aside) with their citations."""
+    prose = _HEADING.sub("\n\n", _FENCED.sub("\n\n", answer))
+    prose = _BULLET.sub("\n\n", prose)
+    claims: list[Claim] = []
+    for sentence in sentences(prose):
+        text = " ".join(sentence.split())
+        plain = CITATION.sub(" ", text)
+        if len(subject_words(plain)) < MIN_CLAIM_WORDS and not CITATION.search(text):
+            continue
+        cited = tuple(dict.fromkeys(int(n) for n in CITATION.findall(text)))
+        claims.append(Claim(len(claims) + 1, text, cited))
+    return claims
+
+
+def _source_text(source: SearchResult) -> str:
+    return " ".join([source.get("title", ""), source.get("snippet", ""), source.get("summary", "")])
+
+
+def lexical_verdict(claim: Claim, sources: Sequence[SearchResult]) -> ClaimVerdict | None:
+    """Supported or not by words alone, or None when only a reader can tell."""
+    texts = [_source_text(sources[n - 1]) for n in claim.citations if 1 <= n <= len(sources)]
+    if not texts:
+        return ClaimVerdict(claim, False, 0.0, "cites no listed source")
+    body = " ".join(texts)
+    missing_numbers = set(_NUMBER.findall(claim.plain)) - set(_NUMBER.findall(body))
+    if missing_numbers:
+        found = ", ".join(sorted(missing_numbers))
+        return ClaimVerdict(claim, False, 0.0, f"{found} not in the cited source")
+    words = subject_words(claim.plain)
+    if not words:
+        return None  # nothing to compare (e.g. a Korean sentence): the model reads it
+    support = len(words & stemmed_words(body)) / len(words)
+    negated = bool(stemmed_words(claim.plain) & NEGATION)
+    if support < UNSUPPORTED:
+        return ClaimVerdict(claim, False, support, "its subject is not in the cited source")
+    if support >= SUPPORTED and not negated:
+        return ClaimVerdict(claim, True, support, "its subject is in the cited source")
+    return None
+
+
+def best_excerpt(claim: Claim, source: SearchResult, limit: int = 2) -> str:
+    """The sentences of a source that share most words with the claim."""
+    words = stemmed_words(claim.plain)
+    ranked = sorted(
+        sentences(source.get("snippet", "")),
+        key=lambda s: len(words & stemmed_words(s)),
+        reverse=True,
+    )
+    return " ".join(ranked[:limit])[:600]
+
+
+class JudgeOut(BaseModel):
+    unsupported: list[int] = Field(default_factory=list)
+    answers_question: bool = True
+
+
+def _grade_by_words(answer: str) -> tuple[bool, str]:
+    """Words can only tell an answer that says nothing; the model grades the rest."""
+    letters = sum(c.isalpha() for c in CITATION.sub(" ", answer))
+    if letters < MIN_ANSWER_LETTERS:
+        return False, "the answer says almost nothing"
+    return True, ""
+
+
+async def check_grounding(
+    llm: BaseChatModel | None,
+    question: str,
+    answer: str,
+    sources: Sequence[SearchResult],
+    by_words: bool = True,
+) -> GroundingReport:
+    """Check `answer` against its numbered `sources`; `llm` decides what words cannot.
+
+    `by_words=False` (an answer in another language than its English sources) leaves
+    every cited claim to the model: shared words mean nothing across languages.
+    """
+    from codeweaver.agent import prompts
+    from codeweaver.llm.structured import ainvoke_structured
+
+    report = GroundingReport()
+    report.unknown_citations = sorted(
+        {int(n) for n in CITATION.findall(answer) if not 1 <= int(n) <= len(sources)}
+    )
+    undecided: list[Claim] = []
+    for claim in split_claims(answer):
+        if not claim.citations:
+            continue  # general knowledge, by the answer prompt's rule
+        verdict = lexical_verdict(claim, sources) if by_words else None
+        if verdict is None:
+            undecided.append(claim)
+        else:
+            report.verdicts.append(verdict)
+    report.answers_question, report.grade_reason = _grade_by_words(answer)
+    if undecided and llm is not None:
+        items = [
+            (
+                c.index,
+                c.plain,
+                " ".join(
+                    f"[{n}] {best_excerpt(c, sources[n - 1])}"
+                    for n in c.citations
+                    if 1 <= n <= len(sources)
+                ),
+            )
+            for c in undecided
+        ]
+        result = await ainvoke_structured(
+            llm, prompts.judge_messages(question, items), JudgeOut, JudgeOut()
+        )
+        report.asked_model = True
+        report.model_problem = result.fallback_reason
+        flagged = set(result.value.unsupported)
+        for claim in undecided:
+            bad = claim.index in flagged
+            reason = "the model found no support in the cited source" if bad else "checked"
+            report.verdicts.append(ClaimVerdict(claim, not bad, -1.0, reason))
+        if result.fallback_reason is None and not result.value.answers_question:
+            report.answers_question, report.grade_reason = False, "judged off the question"
+    else:
+        for claim in undecided:  # no reader available: give the benefit of the doubt
+            report.verdicts.append(ClaimVerdict(claim, True, -1.0, "not verifiable by words"))
+    report.verdicts.sort(key=lambda v: v.claim.index)
+    return report
+
+
+def warning(report: GroundingReport, language: str) -> str:
+    """The visible note under an answer that failed its checks after every retry."""
+    items = "\n".join(f"> - {v.claim.plain} ({v.reason})" for v in report.unsupported[:5])
+    unknown = ", ".join(f"[{n}]" for n in report.unknown_citations)
+    if language == "ko":
+        head = "> **주의:** 이 답변의 일부는 인용한 자료로 확인되지 않았습니다."
+        extra = f"\n> 존재하지 않는 인용: {unknown}" if unknown else ""
+        off = "" if report.answers_question else "\n> 질문에 충분히 답하지 못했을 수 있습니다."
+    else:
+        head = "> **Warning:** parts of this answer are not supported by the sources it cites."
+        extra = f"\n> Citations naming no source: {unknown}" if unknown else ""
+        off = "" if report.answers_question else "\n> It may not fully answer the question."
+    return "\n".join(filter(None, [head, items])) + extra + off

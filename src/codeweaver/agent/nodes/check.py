@@ -1,0 +1,113 @@
+"""check_answer: the grounding check after generation, with bounded retries (SPEC §3).
+
+A draft whose cited claims its sources support, whose citations all exist and which
+addresses the question ends the turn (and is cached). Otherwise the problems go back to
+`generate_answer` as feedback, at most `grounding_retries` times; then the best draft is
+returned with a visible warning listing what is unsupported — never silently — and is
+not cached.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from codeweaver.agent.deps import Deps, step
+from codeweaver.agent.grounding import check_grounding, warning
+from codeweaver.agent.nodes.answer import finish
+from codeweaver.agent.state import GraphState, SearchResult
+
+logger = logging.getLogger(__name__)
+
+
+async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
+    answer = state.get("answer", "")
+    sources = state.get("filtered_results") or []
+    if state.get("answer_failed") or not deps.settings.grounding_check or not sources:
+        why = "generation failed" if state.get("answer_failed") else "nothing to check against"
+        if not deps.settings.grounding_check:
+            why = "grounding check off"
+        update = await _final(state, deps, answer, sources, f"not checked: {why}")
+        update["answer_feedback"] = None
+        return update
+    language = state.get("language", "en")
+    report = await check_grounding(
+        deps.llm, state.get("question", ""), answer, sources, by_words=language == "en"
+    )
+    attempt = int(state.get("answer_attempt") or 1)
+    details = report.to_dict()
+    steps = [step("check_answer", "observe", report.summary(), **details)]
+    if report.model_problem:
+        steps.append(
+            step("check_answer", "error", f"claim check fell back: {report.model_problem}")
+        )
+    if report.passed:
+        update = await _final(state, deps, answer, sources, "answer checked", cache=True)
+        update["intermediate_steps"] = steps + update["intermediate_steps"]
+        return {**update, "answer_feedback": None, "grounding": details}
+    draft: dict[str, Any] = {
+        "answer": answer,
+        "rank": list(report.rank()),
+        "warning": warning(report, language),
+    }
+    best: dict[str, Any] = state.get("best_answer") or draft
+    if tuple(draft["rank"]) < tuple(best["rank"]):
+        best = draft
+    if attempt <= deps.settings.grounding_retries:
+        steps.append(
+            step(
+                "check_answer",
+                "think",
+                f"rewriting the answer ({attempt + 1} of {deps.settings.grounding_retries + 1})",
+                retry=True,
+            )
+        )
+        return {
+            "answer_feedback": report.feedback(),
+            "best_answer": best,
+            "grounding": details,
+            "intermediate_steps": steps,
+        }
+    final = f"{best['answer']}\n\n{best['warning']}"
+    update = await _final(state, deps, final, sources, "answered with a warning")
+    update["intermediate_steps"] = steps + update["intermediate_steps"]
+    return {**update, "answer_feedback": None, "best_answer": best, "grounding": details}
+
+
+async def _final(
+    state: GraphState,
+    deps: Deps,
+    answer: str,
+    sources: list[SearchResult],
+    note: str,
+    cache: bool = False,
+) -> dict[str, Any]:
+    """End the turn with `answer`; a checked answer is also cached."""
+    cacheable = (
+        cache
+        and deps.settings.cache_enabled
+        and state.get("question_type") in ("new_topic", "independent")
+        and bool(state.get("should_cache", False))
+    )
+    problem = None
+    if cacheable:
+        key = state.get("canonical_question") or state.get("question", "")
+        try:  # embedding and the vector store are blocking work: off the event loop
+            await asyncio.to_thread(deps.cache.store, key, answer, sources, deps.model_name)
+        except Exception as exc:  # a broken cache never costs the answer
+            logger.warning("cache store failed: %s", exc)
+            cacheable, problem = False, f"not cached: {exc}"
+    text = f"{note}; answer written with {len(sources)} sources" + (
+        " (cached)" if cacheable else ""
+    )
+    update = finish(state, "check_answer", answer, sources, text)
+    if problem:
+        update["intermediate_steps"].append(step("check_answer", "error", problem))
+    return update
+
+
+def route_after_check(state: GraphState) -> str:
+    if state.get("answer_feedback"):
+        return "generate_answer"
+    return "combine_answers" if state.get("is_worker") else "__end__"

@@ -1,0 +1,133 @@
+"""The grounding check: claims, citations, the model's verdicts, and the bounded retries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codeweaver.agent.grounding import check_grounding, lexical_verdict, split_claims, warning
+from codeweaver.agent.runner import Assistant
+from codeweaver.llm.scripted import ScriptedChatModel
+from tests.fakes import FakeSource, doc, make_deps
+
+SOURCE = doc(
+    1,
+    text="Use sorted() to get a new sorted list. The list.sort() method sorts in place "
+    "and returns None. Both accept a key function and reverse=True.",
+)
+GROUNDED = "`sorted()` returns a new sorted list [1]. `list.sort()` sorts in place [1]."
+INVENTED = "Python lists are stored on the GPU by the garbage collector [1]."
+
+
+def test_claims_are_prose_sentences_with_their_citations() -> None:
+    answer = (
+        "## Sorting\n`sorted()` returns a new list [1].\n\n```python\nx = sorted(y)  # [2]\n```\n"
+        "- `list.sort()` works in place [1][2].\n- Both take a key function."
+    )
+    claims = split_claims(answer)
+    assert [c.citations for c in claims] == [(1,), (1, 2), ()]
+    assert claims[0].plain == "`sorted()` returns a new list."
+    assert all("x = sorted" not in c.text for c in claims)  # code is not a claim
+
+
+def test_words_decide_clear_cases_and_leave_the_rest() -> None:
+    supported, invented = split_claims(f"{GROUNDED} {INVENTED}")[0], split_claims(INVENTED)[0]
+    verdict = lexical_verdict(supported, [SOURCE])
+    assert verdict is not None and verdict.supported
+    verdict = lexical_verdict(invented, [SOURCE])
+    assert verdict is not None and not verdict.supported
+    number = split_claims("`sorted()` takes 3 arguments [1].")[0]
+    verdict = lexical_verdict(number, [SOURCE])
+    assert verdict is not None and not verdict.supported and "3" in verdict.reason
+    negated = split_claims("`list.sort()` does not sort the list in place [1].")[0]
+    assert lexical_verdict(negated, [SOURCE]) is None  # polarity needs a reader
+
+
+async def test_the_model_settles_undecided_claims_in_one_call() -> None:
+    llm = ScriptedChatModel(script={"check_answer": '{"unsupported": [2]}'})
+    answer = f"{GROUNDED.split(' [1].')[0]} [1]. `list.sort()` does not sort in place [1]."
+    report = await check_grounding(llm, "How do I sort a list?", answer, [SOURCE])
+    assert llm.tasks() == ["check_answer"]
+    assert [v.claim.index for v in report.unsupported] == [2]
+    assert report.asked_model and not report.passed
+    judged = str(llm.calls[0][1][-1].content)
+    assert '<claim n="2">' in judged and "returns None" in judged  # excerpt of source 1
+
+
+async def test_unknown_citations_and_a_failing_model_are_reported() -> None:
+    broken = ScriptedChatModel(script={"check_answer": "no json here"})
+    answer = "`list.sort()` does not return a list [1]. See also [4]."
+    report = await check_grounding(broken, "How do I sort?", answer, [SOURCE])
+    assert report.unknown_citations == [4] and not report.passed
+    assert report.model_problem  # the fallback is recorded, not hidden
+    # Without the model's verdict the negated claim is not condemned; [4] names no source.
+    assert [(v.claim.index, v.reason) for v in report.unsupported] == [
+        (2, "cites no listed source")
+    ]
+
+
+async def test_a_grounded_answer_passes_first_time_and_is_cached(tmp_path: Path) -> None:
+    deps, llm = make_deps(
+        tmp_path,
+        {"classify_intent": '{"intent": "learning"}', "generate_answer": GROUNDED},
+        [FakeSource(results=[SOURCE])],
+    )
+    result = await Assistant(deps).ask("How do I sort a list in Python?")
+    assert llm.tasks().count("generate_answer") == 1 and "check_answer" not in llm.tasks()
+    assert result.answer == GROUNDED
+    checks = [s for s in result.steps if s["node"] == "check_answer"]
+    assert "2 cited claims supported" in str(checks[0]["message"])
+    assert deps.cache.lookup("How do I sort a list in Python?") is not None
+
+
+async def test_feedback_reaches_the_second_attempt(tmp_path: Path) -> None:
+    deps, llm = make_deps(
+        tmp_path,
+        {"classify_intent": '{"intent": "learning"}', "generate_answer": [INVENTED, GROUNDED]},
+        [FakeSource(results=[SOURCE])],
+    )
+    result = await Assistant(deps).ask("How do I sort a list in Python?")
+    assert result.answer == GROUNDED
+    attempts = [m for task, m in llm.calls if task == "generate_answer"]
+    assert len(attempts) == 2
+    second = str(attempts[1][-1].content)
+    assert "A reviewer checked" in second and "garbage collector" in second
+    assert "A reviewer" not in str(attempts[0][-1].content)
+
+
+async def test_retries_are_bounded_and_the_best_answer_carries_a_warning(
+    tmp_path: Path,
+) -> None:
+    deps, llm = make_deps(
+        tmp_path,
+        {"classify_intent": '{"intent": "learning"}', "generate_answer": INVENTED},
+        [FakeSource(results=[SOURCE])],
+        grounding_retries=2,
+    )
+    result = await Assistant(deps).ask("How do I sort a list in Python?")
+    assert llm.tasks().count("generate_answer") == 3  # the first try and two retries
+    assert result.answer.startswith(INVENTED)
+    assert "**Warning:**" in result.answer and "garbage collector" in result.answer
+    retries = [s for s in result.steps if s["kind"] == "think" and s["node"] == "check_answer"]
+    assert len(retries) == 2
+    assert deps.cache.lookup("How do I sort a list in Python?") is None  # never cached
+
+
+async def test_the_check_can_be_turned_off(tmp_path: Path) -> None:
+    deps, llm = make_deps(
+        tmp_path,
+        {"classify_intent": '{"intent": "learning"}', "generate_answer": INVENTED},
+        [FakeSource(results=[SOURCE])],
+        grounding_check=False,
+    )
+    result = await Assistant(deps).ask("How do I sort a list in Python?")
+    assert result.answer == INVENTED and llm.tasks().count("generate_answer") == 1
+
+
+def test_warning_speaks_the_answer_language() -> None:
+    from codeweaver.agent.grounding import ClaimVerdict, GroundingReport
+
+    claim = split_claims(INVENTED)[0]
+    report = GroundingReport([ClaimVerdict(claim, False, 0.0, "not in the source")], [3])
+    assert "주의" in warning(report, "ko") and "[3]" in warning(report, "ko")
+    english = warning(report, "en")
+    assert "Warning" in english and "garbage collector" in english and "[3]" in english
