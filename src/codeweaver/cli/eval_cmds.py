@@ -220,3 +220,74 @@ def eval_cache(
                 f"  recall {_number(counts['recall'])}"
                 f"  false-hit rate {_number(counts['false_hit_rate'])}  ({counts['pairs']} pairs)"
             )
+
+
+@eval_app.command("grounding")
+def eval_grounding(
+    file: FileOpt,
+    as_json: JsonOpt = False,
+    limit: LimitOpt = None,
+    model: ModelOpt = None,
+    words_only: Annotated[
+        bool, typer.Option("--words-only", help="No model: only what words can settle.")
+    ] = False,
+) -> None:
+    """Precision and recall of the grounding check at flagging unsupported answers."""
+    from codeweaver.evaluation.grounding_eval import evaluate_grounding, load_cases
+
+    cases = _load(load_cases, file, limit)
+    llm = None if words_only else _deps(model).llm
+    report = _run(lambda progress: evaluate_grounding(cases, llm, progress), len(cases), as_json)
+    _print_report(
+        f"grounding check on {file}",
+        report.to_dict(),
+        [
+            ("answers", "cases"),
+            ("precision at flagging unsupported", "precision"),
+            ("recall (flag rate, unsupported)", "recall"),
+            ("flag rate, supported", "flag_rate_supported"),
+            ("citations all valid", "citations_valid"),
+            ("model calls per answer", "model_calls_per_answer"),
+            ("seconds per answer", "seconds_per_answer"),
+        ],
+        as_json,
+    )
+
+
+@eval_app.command("grounding-set")
+def eval_grounding_set(
+    stackeval: Annotated[Path, typer.Option("--stackeval", help="StackEval JSONL.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="JSONL file to write.")],
+    limit: LimitOpt = 50,
+    model: ModelOpt = None,
+) -> None:
+    """Write grounding cases: the model's answers from the accepted answer, and the same
+    answers with a false claim inserted."""
+    from codeweaver.agent import prompts
+    from codeweaver.agent.citations import tidy_answer
+    from codeweaver.agent.state import SearchResult
+    from codeweaver.evaluation.grounding_eval import build_cases
+    from codeweaver.llm.structured import message_text
+
+    rows = _load(lambda path, limit: [r for _, r in _stackeval_rows(path, limit)], stackeval, limit)
+    deps = _deps(model)
+
+    async def answer(question: str, sources: list[SearchResult]) -> str:
+        numbered = [(n, s["title"], s["snippet"]) for n, s in enumerate(sources, 1)]
+        messages = prompts.answer_messages(question, "en", "learning", numbered)
+        return tidy_answer(message_text(await deps.llm.ainvoke(messages)), sources)
+
+    built = _run(lambda progress: build_cases(rows, answer, progress), len(rows), True)
+    out.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in built), "utf-8")
+    typer.echo(f"wrote {len(built)} cases to {out}")
+
+
+def _stackeval_rows(path: Path, limit: int | None) -> Any:
+    from codeweaver.evaluation.datasets import DatasetError, read_jsonl
+
+    for count, (line, row) in enumerate(read_jsonl(path), 1):
+        if not isinstance(row.get("question"), str) or not isinstance(row.get("answer"), str):
+            raise DatasetError(path, "needs `question` and `answer` text", line)
+        yield line, row
+        if limit is not None and count >= limit:
+            return
