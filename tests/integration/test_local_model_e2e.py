@@ -73,6 +73,18 @@ async def test_too_many_is_decided_without_the_model(assistant: Assistant) -> No
 async def test_other_language_paraphrase_hits_and_reversed_direction_misses(
     assistant: Assistant,
 ) -> None:
+    # The cache decision on real translations and embeddings is what is tested here; only
+    # answers that pass the grounding check are cached, and whether the 1.5B model's
+    # first answer passes is not this test's subject (tests/unit/test_grounding.py is).
+    checked = assistant.deps.settings
+    assistant.deps.settings = checked.model_copy(update={"grounding_check": False})
+    try:
+        await _paraphrase_hits_and_reversed_misses(assistant)
+    finally:
+        assistant.deps.settings = checked
+
+
+async def _paraphrase_hits_and_reversed_misses(assistant: Assistant) -> None:
     first = await assistant.ask("How do I convert a string to an integer in Python?", "e2e-5")
     assert "return_cached_answer" not in [s["node"] for s in first.steps]
     korean = await assistant.ask("파이썬에서 문자열을 정수로 변환하려면 어떻게 하나요?", "e2e-6")

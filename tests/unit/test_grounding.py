@@ -15,7 +15,7 @@ SOURCE = doc(
     "and returns None. Both accept a key function and reverse=True.",
 )
 GROUNDED = "`sorted()` returns a new sorted list [1]. `list.sort()` sorts in place [1]."
-INVENTED = "Python lists are stored on the GPU by the garbage collector [1]."
+INVENTED = "Dictionaries are stored on the GPU by the garbage collector [1]."
 
 
 def test_claims_are_prose_sentences_with_their_citations() -> None:

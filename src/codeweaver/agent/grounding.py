@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from codeweaver.agent.state import SearchResult
 
 SUPPORTED = 0.6  # share of a claim's subject words found in its sources: supported
-UNSUPPORTED = 0.3  # below this share: unsupported without asking the model
+UNSUPPORTED = 0.15  # below this share: unsupported without asking the model
 MIN_CLAIM_WORDS = 3
 MIN_ANSWER_LETTERS = 3
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
