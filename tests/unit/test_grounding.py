@@ -131,3 +131,26 @@ def test_warning_speaks_the_answer_language() -> None:
     assert "주의" in warning(report, "ko") and "[3]" in warning(report, "ko")
     english = warning(report, "en")
     assert "Warning" in english and "garbage collector" in english and "[3]" in english
+
+
+async def test_unchecked_answers_are_cached_failed_ones_never(tmp_path: Path) -> None:
+    deps, _ = make_deps(
+        tmp_path,
+        {"classify_intent": '{"intent": "learning"}', "generate_answer": INVENTED},
+        [FakeSource(results=[SOURCE])],
+        grounding_check=False,
+    )
+    await Assistant(deps).ask("How do I sort a list in Python?")
+    assert deps.cache.lookup("How do I sort a list in Python?") is not None
+
+    def boom(messages: object) -> str:
+        raise RuntimeError("model crashed")
+
+    failing, _ = make_deps(
+        tmp_path / "other",
+        {"classify_intent": '{"intent": "learning"}', "generate_answer": boom},
+        [FakeSource(results=[SOURCE])],
+    )
+    result = await Assistant(failing).ask("How do I sort a list in Python?")
+    assert "could not write an answer" in result.answer
+    assert failing.cache.lookup("How do I sort a list in Python?") is None

@@ -28,7 +28,9 @@ async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         why = "generation failed" if state.get("answer_failed") else "nothing to check against"
         if not deps.settings.grounding_check:
             why = "grounding check off"
-        update = await _final(state, deps, answer, sources, f"not checked: {why}")
+        # Unchecked by choice (or with no sources) caches as before; a failed draft never.
+        cache = not state.get("answer_failed")
+        update = await _final(state, deps, answer, sources, f"not checked: {why}", cache=cache)
         update["answer_feedback"] = None
         return update
     language = state.get("language", "en")
