@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi import Path as PathParam
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
@@ -31,13 +31,12 @@ from codeweaver.api.queue import QueueFullError, RunQueue
 from codeweaver.api.security import BodyLimitMiddleware, RateLimiter, bearer_guard, client_key
 from codeweaver.api.service import (
     ChatService,
-    RunFailedError,
     ServiceEvent,
     SessionNotFoundError,
     TurnNotFoundError,
 )
 from codeweaver.config import Settings
-from codeweaver.memory.sessions import ThreadStore, open_thread_store
+from codeweaver.memory.sessions import SESSION_ID, ThreadStore, open_thread_store
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -47,7 +46,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
-SESSION_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+SESSION_PATTERN = SESSION_ID.pattern
 HEALTH_REFRESH_SECONDS = 30.0
 SessionId = Annotated[str, PathParam(pattern=SESSION_PATTERN, description="A session id.")]
 
@@ -201,10 +200,6 @@ def create_app(
             raise HTTPException(404, f"session {body.session_id} has no turn {body.turn}") from None
         return {"ok": True, "cache_removed": removed}
 
-    @app.exception_handler(RunFailedError)
-    async def run_failed(request: Request, exc: RunFailedError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=503 if exc.retryable else 422)
-
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:
         return FileResponse(STATIC / "index.html", headers=_PAGE_HEADERS)
@@ -257,6 +252,10 @@ def _version() -> str:
         return "0"
 
 
+def _source_states(deps: Any) -> dict[str, str]:
+    return {name: str(source.status()) for name, source in deps.sources.items()}
+
+
 def _static_health(settings: Settings, deps: Any, store: ThreadStore) -> dict[str, Any]:
     from codeweaver.memory.store_clients import StoreLocation
 
@@ -265,7 +264,7 @@ def _static_health(settings: Settings, deps: Any, store: ThreadStore) -> dict[st
         "version": _version(),
         "model": settings.model,
         "provider": settings.provider,
-        "sources": {name: str(source.status()) for name, source in deps.sources.items()},
+        "sources": _source_states(deps),
         "stores": {
             "threads": store.backend,
             "cache": settings.cache_mode if settings.cache_enabled else "off",
@@ -280,9 +279,7 @@ async def _refresh_sources(health: dict[str, Any], deps: Any) -> None:
     while True:
         await asyncio.sleep(HEALTH_REFRESH_SECONDS)
         try:
-            states = await asyncio.to_thread(
-                lambda: {name: str(source.status()) for name, source in deps.sources.items()}
-            )
+            states = await asyncio.to_thread(_source_states, deps)
         except Exception as exc:  # health must keep answering
             logger.warning("source status refresh failed: %s", exc)
             continue

@@ -9,7 +9,6 @@ knows about HTTP.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
@@ -169,19 +168,6 @@ class ChatService:
             "steps": result.steps,
         }
 
-    async def ask(
-        self, message: object, session_id: str | None = None, mode: str = "pipeline"
-    ) -> dict[str, Any]:
-        """The whole answer at once (the `done` data), or the error raised."""
-        question, ticket = self.reserve(message)
-        async with contextlib.aclosing(self.stream(question, ticket, session_id, mode)) as events:
-            async for event in events:
-                if event.kind == "done":
-                    return event.data
-                if event.kind == "error":
-                    raise RunFailedError(event.data["message"], event.data["retryable"])
-        raise RunFailedError("the run ended without an answer", True)  # pragma: no cover
-
     async def sessions(self, limit: int = 100) -> list[SessionInfo]:
         return await self.store.index.sessions(limit)
 
@@ -230,9 +216,3 @@ class ChatService:
 
 class TurnNotFoundError(KeyError):
     """The session has no turn with this number."""
-
-
-class RunFailedError(RuntimeError):
-    def __init__(self, message: str, retryable: bool) -> None:
-        self.retryable = retryable
-        super().__init__(message)
