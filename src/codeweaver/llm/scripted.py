@@ -127,5 +127,7 @@ def echo_model() -> ScriptedChatModel:
             "refine_search": '{"query": "python"}',
             "generate_answer": answer,
             "generate_with_history": answer,
+            # The grounding check's reader: it has no opinion, so words decide.
+            "check_answer": '{"unsupported": [], "answers_question": true}',
         }
     )
