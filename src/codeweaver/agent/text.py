@@ -131,3 +131,30 @@ def share_subject(first: str, second: str) -> bool:
 def refers_back(text: str) -> bool:
     """Whether the text points at something said before ("it", "that", "그거")."""
     return bool(_BACK_REFERENCE.search(text))
+
+
+# Vague words that still name what a follow-up moves to ("what about in Rust?").
+_NAMING = frozenset("python javascript java rust go typescript".split())
+_FOLLOW_UP_WORDS = frozenset(_KO_SUFFIXES) | {
+    "에서는요",
+    "는요",
+    "은요",
+    "요",
+    "그럼",
+    "그러면",
+    "근데",
+    "그건",
+    "그거",
+    "instead",
+    "case",
+}
+
+
+def new_terms(text: str, earlier: str) -> set[str]:
+    """Words of `text` that name something `earlier` did not: a follow-up's new subject."""
+    own = {
+        s
+        for s in (_stem(t) for t in tokens(text))
+        if len(s) > 1 and s not in _FOLLOW_UP_WORDS and (s not in _VAGUE or s in _NAMING)
+    }
+    return own - {_stem(t) for t in tokens(earlier)}

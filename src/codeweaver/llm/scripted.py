@@ -9,6 +9,7 @@ function of the messages. Calls are recorded so tests can assert which tasks ran
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -119,14 +120,29 @@ def echo_model() -> ScriptedChatModel:
         cites = " [1]" if '<source n="1"' in everything else ""
         return f"Scripted answer to: {question}{cites}"
 
+    def rewrite(messages: list[BaseMessage]) -> str:
+        return json.dumps({"question": _last_message_text(messages)})
+
+    def librarian_step(messages: list[BaseMessage]) -> str:
+        # Search once with the first search tool offered, then answer.
+        tools = re.findall(r"^- (search_\w+):", message_text(messages[0]), re.MULTILINE)
+        if "<observation>" in message_text(messages[-1]) or not tools:
+            return json.dumps({"thought": "enough to answer", "tool": "answer", "input": ""})
+        question = _last_message_text(messages)
+        return json.dumps({"thought": "search first", "tool": tools[0], "input": question})
+
     return ScriptedChatModel(
         script={
+            "answer_directly": "Hello! Ask me a programming question.",
+            "rewrite_question": rewrite,
             "create_plan": '{"questions": []}',
             "analyze_question": analyze,
             "classify_intent": '{"intent": "learning"}',
             "refine_search": '{"query": "python"}',
             "generate_answer": answer,
             "generate_with_history": answer,
+            "librarian_step": librarian_step,
+            "librarian_answer": answer,
             # The grounding check's reader: it has no opinion, so words decide.
             "check_answer": '{"unsupported": [], "answers_question": true}',
         }

@@ -77,7 +77,9 @@ async def analyze_question(state: GraphState, deps: Deps) -> dict[str, Any]:
     question = state.get("question", "")
     messages = state.get("messages") or []
     earlier = previous_question(messages) if previous_answer(messages) is not None else None
-    question_type = followup_type(question, earlier)
+    # A rewritten follow-up already stands alone: it is searched, never read from history.
+    rewritten = state.get("route") == "history_required"
+    question_type = "independent" if rewritten else followup_type(question, earlier)
     should_cache = question_type != "clarification" and not depends_on_context(question)
     steps = []
     canonical = tidy_question(question)
@@ -109,7 +111,7 @@ def route_question_type(state: GraphState) -> str:
     return "check_cache"
 
 
-def _history(messages: list[AnyMessage]) -> list[tuple[str, str]]:
+def history_turns(messages: list[AnyMessage]) -> list[tuple[str, str]]:
     turns: list[tuple[str, str]] = []
     for message in messages[:-1][-HISTORY_TURNS:]:
         role = "assistant" if message.type == "ai" else "user"
@@ -120,7 +122,8 @@ def _history(messages: list[AnyMessage]) -> list[tuple[str, str]]:
 async def generate_with_history(state: GraphState, deps: Deps) -> dict[str, Any]:
     messages = state.get("messages") or []
     question = state.get("question", "")
-    prompt = prompts.history_messages(_history(messages), question, state.get("language", "en"))
+    language = state.get("language", "en")
+    prompt = prompts.history_messages(history_turns(messages), question, language)
     sources = state.get("sources") or []
     try:
         answer = tidy_answer(message_text(await deps.llm.ainvoke(prompt)), sources)

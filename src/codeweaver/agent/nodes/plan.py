@@ -10,8 +10,7 @@ from pydantic import BaseModel, Field
 from codeweaver.agent import prompts
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.guard import guard
-from codeweaver.agent.language import answer_language
-from codeweaver.agent.state import GraphState, PlanCase, reset
+from codeweaver.agent.state import GraphState, PlanCase
 from codeweaver.agent.text import share_subject
 from codeweaver.llm.structured import ainvoke_structured
 
@@ -65,23 +64,7 @@ async def create_plan(state: GraphState, deps: Deps) -> dict[str, Any]:
     return {
         "plan_case": case,
         "sub_questions": questions,
-        "language": answer_language(message, deps.settings.response_language),
-        # A new turn: clear what the previous turn of this thread left behind.
-        "multi_answers": reset(),
-        "intermediate_steps": reset(*steps),
-        "search_results": reset(),
-        "filtered_results": [],
-        "refinement_count": 0,
-        "refine_strategy": None,
-        "cached_result": None,
-        "question_type": None,
-        "search_query": "",
-        "is_worker": False,
-        "answer_attempt": 0,
-        "answer_failed": False,
-        "answer_feedback": None,
-        "best_answer": None,
-        "grounding": None,
+        "intermediate_steps": steps,
     }
 
 

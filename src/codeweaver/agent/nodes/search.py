@@ -1,4 +1,5 @@
-"""classify_intent, the source fan-out, collect_results, evaluate_results, refine_search."""
+"""classify_intent, the source fan-out and web fallback, collect_results, evaluate_results,
+refine_search."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pydantic import BaseModel
 from codeweaver.agent import prompts
 from codeweaver.agent.deps import (
     BASELINE_NODE,
+    FALLBACK_NODE,
+    MIN_DOCUMENTS,
     Deps,
     PlannedSearch,
     announce,
@@ -21,6 +24,7 @@ from codeweaver.agent.deps import (
     step,
 )
 from codeweaver.agent.language import is_english
+from codeweaver.agent.queries import query_variations
 from codeweaver.agent.state import (
     GraphState,
     RefineStrategy,
@@ -87,22 +91,30 @@ def make_fanout(deps: Deps) -> Callable[[GraphState], list[Send]]:
             # Nothing usable: the baseline node still runs, so the turn reaches
             # collect_results and the steps say why it found nothing.
             active = [PlannedSearch(BASELINE_NODE, None, deps.settings.results_per_source)]
-        return [
-            Send(
-                planned.node,
-                SearchTask(
-                    query=state.get("search_query") or state.get("question", ""),
-                    intent=intent,
-                    limit=planned.limit,
-                    question=state.get("question", ""),
-                    is_worker=state.get("is_worker", False),
-                    worker_index=state.get("worker_index", 0),
-                ),
-            )
-            for planned in active
-        ]
+        return [Send(planned.node, search_task(state, planned.limit)) for planned in active]
 
     return fanout_sources
+
+
+def search_task(state: GraphState, limit: int) -> SearchTask:
+    """What a search node gets: the query, its variations on the first round, the limit."""
+    query = state.get("search_query") or state.get("question", "")
+    # A refined query replaces the first round's; its variations were already tried.
+    first_round = not state.get("refinement_count", 0)
+    queries = (
+        query_variations(query, state.get("question", ""), state.get("canonical_question"))
+        if first_round
+        else [query]
+    )
+    return SearchTask(
+        query=query,
+        queries=queries,
+        intent=state.get("intent", "learning"),
+        limit=limit,
+        question=state.get("question", ""),
+        is_worker=state.get("is_worker", False),
+        worker_index=state.get("worker_index", 0),
+    )
 
 
 def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[dict[str, Any]]]:
@@ -116,25 +128,44 @@ def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[
                 "search_results": [],
                 "intermediate_steps": [step(node, "observe", f"skipped: {why_not}")],
             }
+        queries = task.get("queries") or [task["query"]]
+        shown = " | ".join(queries)
+        extra: dict[str, Any] = {"queries": queries} if len(queries) > 1 else {}
         act = step(
-            node, "act", f"{source.name}: {task['query']}", query=task["query"], limit=task["limit"]
+            node,
+            "act",
+            f"{source.name}: {shown}",
+            query=task["query"],
+            limit=task["limit"],
+            **extra,
         )
         announce(task, act)
-        try:
-            results = await asyncio.wait_for(
-                source.search(task["query"], task["intent"], task["limit"]),
-                timeout=deps.source_timeout,
-            )
-        except TimeoutError:
-            failure = f"{source.name} timed out after {deps.source_timeout:g}s"
-            return {"search_results": [], "intermediate_steps": [act, step(node, "error", failure)]}
-        except Exception as exc:  # a failing source never fails the answer
-            logger.info("%s failed: %s", source.name, exc)  # reported in the steps
-            failure = f"{source.name} failed: {exc}"
-            return {"search_results": [], "intermediate_steps": [act, step(node, "error", failure)]}
-        results = [r for r in results if isinstance(r, dict) and r.get("title")]
-        done = step(node, "observe", f"{len(results)} results from {source.name}")
-        return {"search_results": results, "intermediate_steps": [act, done]}
+        outcomes = await asyncio.gather(
+            *(_bounded(source.search(q, task["intent"], task["limit"])) for q in queries),
+            return_exceptions=True,
+        )
+        found: list[SearchResult] = []
+        failures: list[str] = []
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                failures.append(_failure(source.name, outcome))
+            else:
+                found += [r for r in outcome if isinstance(r, dict) and r.get("title")]
+        steps = [act, *(step(node, "error", f) for f in dict.fromkeys(failures))]
+        if len(failures) == len(queries):  # a failing source never fails the answer
+            return {"search_results": [], "intermediate_steps": steps}
+        results = dedupe(found)
+        steps.append(step(node, "observe", f"{len(results)} results from {source.name}"))
+        return {"search_results": results, "intermediate_steps": steps}
+
+    async def _bounded(call: Awaitable[list[SearchResult]]) -> list[SearchResult]:
+        return await asyncio.wait_for(call, timeout=deps.source_timeout)
+
+    def _failure(name: str, exc: BaseException) -> str:
+        if isinstance(exc, TimeoutError):
+            return f"{name} timed out after {deps.source_timeout:g}s"
+        logger.info("%s failed: %s", name, exc)  # reported in the steps
+        return f"{name} failed: {exc}"
 
     search.__name__ = node
     return search
@@ -157,10 +188,30 @@ async def collect_results(state: GraphState, deps: Deps) -> dict[str, Any]:
     note = f"{len(unique)} results" + (
         f" ({len(results) - len(unique)} duplicates dropped)" if len(unique) < len(results) else ""
     )
-    return {
-        "search_results": reset(*unique),
-        "intermediate_steps": [step("collect_results", "observe", note)],
-    }
+    steps = [step("collect_results", "observe", note)]
+    fallback = state.get("web_fallback", "none")
+    if fallback == "pending":
+        fallback = "done"  # the web has answered (or failed): once per question
+    elif fallback == "none" and len(unique) < MIN_DOCUMENTS:
+        source, why_not = deps.source_for(FALLBACK_NODE)
+        if source is not None:
+            fallback = "pending"
+            steps.append(step("collect_results", "think", "too few documents: searching the web"))
+        else:
+            steps.append(step("collect_results", "observe", f"no web fallback: {why_not}"))
+            fallback = "done"
+    return {"search_results": reset(*unique), "web_fallback": fallback, "intermediate_steps": steps}
+
+
+def make_route_collected(deps: Deps) -> Callable[[GraphState], str | list[Send]]:
+    def route_collected(state: GraphState) -> str | list[Send]:
+        """To the web fallback when collect_results asked for it, else on to evaluation."""
+        if state.get("web_fallback") == "pending":
+            limit = deps.settings.results_per_source
+            return [Send(FALLBACK_NODE, search_task(state, limit))]
+        return "evaluate_results"
+
+    return route_collected
 
 
 def needs_refinement(results: list[SearchResult]) -> tuple[bool, str]:

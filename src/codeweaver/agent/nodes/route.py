@@ -1,0 +1,96 @@
+"""route_query, answer_directly and rewrite_question: the router in front (SPEC §3)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import BaseModel
+
+from codeweaver.agent import prompts
+from codeweaver.agent.deps import Deps, step
+from codeweaver.agent.language import answer_language
+from codeweaver.agent.nodes.analyze import (
+    history_turns,
+    previous_answer,
+    previous_question,
+    tidy_question,
+)
+from codeweaver.agent.nodes.answer import finish
+from codeweaver.agent.router import route_message
+from codeweaver.agent.state import GraphState, new_turn
+from codeweaver.agent.text import new_terms
+from codeweaver.llm.structured import ainvoke_structured, message_text
+
+logger = logging.getLogger(__name__)
+
+SMALL_TALK_REPLY = {
+    "en": "Hello! I'm CodeWeaver. Ask me a programming question and I'll search and cite "
+    "the sources for you.",
+    "ko": "안녕하세요! CodeWeaver입니다. 프로그래밍 질문을 주시면 자료를 찾아 출처와 함께 "
+    "답해 드릴게요.",
+}
+
+
+class RewriteOut(BaseModel):
+    question: str = ""
+
+
+def _earlier_question(state: GraphState) -> str | None:
+    messages = state.get("messages") or []
+    return previous_question(messages) if previous_answer(messages) is not None else None
+
+
+async def route_query(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """The first node of a turn: clear the last turn's channels and pick the route."""
+    message = state.get("question", "").strip()
+    decision = route_message(message, _earlier_question(state))
+    return {
+        **new_turn(step("route_query", "think", f"{decision.route}: {decision.reason}")),
+        "route": decision.route,
+        "language": answer_language(message, deps.settings.response_language),
+    }
+
+
+def route_after_query(state: GraphState) -> str:
+    return {
+        "simple": "answer_directly",
+        "history_required": "rewrite_question",
+        "rag_required": "create_plan",
+    }[state.get("route", "rag_required")]
+
+
+async def answer_directly(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """Small talk: one short reply, no search, no citation, never cached."""
+    language = state.get("language", "en")
+    prompt = prompts.direct_messages(state.get("question", ""), language)
+    try:
+        answer = message_text(await deps.llm.ainvoke(prompt)).strip()
+    except Exception as exc:  # a greeting must never fail the turn
+        logger.warning("direct answer failed: %s", exc)
+        answer = ""
+    answer = answer or SMALL_TALK_REPLY.get(language, SMALL_TALK_REPLY["en"])
+    return finish(state, "answer_directly", answer, [], "answered directly (no search)")
+
+
+def _keeps(rewritten: str, follow_up: str, earlier: str) -> bool:
+    """Whether a rewrite kept every subject the follow-up added."""
+    return not new_terms(follow_up, earlier) - new_terms(rewritten, earlier)
+
+
+async def rewrite_question(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """Turn a follow-up into a standalone question; the plan and search use that."""
+    follow_up = state.get("question", "")
+    earlier = _earlier_question(state) or ""
+    history = history_turns(state.get("messages") or [])
+    result = await ainvoke_structured(
+        deps.llm, prompts.rewrite_messages(history, follow_up), RewriteOut, RewriteOut()
+    )
+    rewritten = tidy_question(result.value.question)
+    steps = []
+    if result.fallback_reason or not rewritten or not _keeps(rewritten, follow_up, earlier):
+        why = result.fallback_reason or "the rewrite dropped what the follow-up asks"
+        rewritten = tidy_question(f"{follow_up} ({earlier})")
+        steps.append(step("rewrite_question", "error", f"rewrite fell back: {why}"))
+    steps.insert(0, step("rewrite_question", "think", f"standalone: {rewritten}"))
+    return {"question": rewritten, "original_question": follow_up, "intermediate_steps": steps}
