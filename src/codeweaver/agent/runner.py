@@ -2,7 +2,9 @@
 
 `Assistant` is the Python entry point shared by the CLI (and later the API): it checks
 the input, opens the persistent checkpointer, and turns LangGraph's stream into plain
-`RunEvent`s — a step, a token of the answer, or the final result.
+`RunEvent`s — a step, a token of the answer, or the final result. A message is answered
+by the pipeline (SPEC §2) or the librarian loop (§4); both graphs share the checkpointer,
+so either mode continues a thread the other started.
 """
 
 from __future__ import annotations
@@ -10,22 +12,36 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from langchain_core.messages import AIMessageChunk, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from codeweaver.agent.deps import Deps
 from codeweaver.agent.graph import SUBGRAPH_NODES, build_graph
+from codeweaver.agent.librarian import build_librarian_graph
 from codeweaver.agent.state import SearchResult, Step, is_reset
 from codeweaver.llm.structured import message_text
 
 MAX_QUESTION_CHARS = 8000
-ANSWER_NODES = frozenset({"generate_answer", "generate_with_history"})
+ANSWER_NODES = frozenset({"generate_answer", "generate_with_history", "librarian_answer"})
+# How a message is answered: the fixed pipeline (SPEC §2) or the librarian loop (§4).
+Mode = Literal["pipeline", "librarian"]
+MODES: tuple[str, ...] = get_args(Mode)
 
 
 class InvalidQuestionError(ValueError):
     """The message cannot be answered as given; the text says why."""
+
+
+class UnknownModeError(InvalidQuestionError):
+    """No answering mode has this name."""
+
+
+def validate_mode(mode: object) -> Mode:
+    if mode not in MODES:
+        raise UnknownModeError(f"unknown mode {mode!r}; the modes are: {', '.join(MODES)}")
+    return mode  # type: ignore[return-value]
 
 
 def validate_question(text: object) -> str:
@@ -104,6 +120,7 @@ class Assistant:
     deps: Deps
     checkpointer: BaseCheckpointSaver[Any] | None = None
     _graph: Any = field(init=False, repr=False)
+    _librarian: Any = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         self._graph = build_graph(self.deps, self.checkpointer)
@@ -112,26 +129,38 @@ class Assistant:
     def graph(self) -> Any:
         return self._graph
 
-    async def stream(self, message: str, thread_id: str | None = None) -> AsyncIterator[RunEvent]:
+    @property
+    def librarian(self) -> Any:
+        """The librarian graph, built on first use with the same checkpointer, so both
+        modes continue the same threads."""
+        if self._librarian is None:
+            self._librarian = build_librarian_graph(self.deps, self.checkpointer)
+        return self._librarian
+
+    async def stream(
+        self, message: str, thread_id: str | None = None, mode: str = "pipeline"
+    ) -> AsyncIterator[RunEvent]:
         question = validate_question(message)
+        chosen = validate_mode(mode)
+        graph = self.librarian if chosen == "librarian" else self._graph
         thread = thread_id or uuid.uuid4().hex
         config = {"configurable": {"thread_id": thread}}
         final: dict[str, Any] = {}
         payload = {"question": question, "messages": [HumanMessage(question)]}
         announced: list[tuple[str, str, str]] = []  # steps streamed when they started
-        async for namespace, mode, chunk in self._graph.astream(
+        async for namespace, kind, chunk in graph.astream(
             payload,
             config,
             stream_mode=["updates", "messages", "values", "custom"],
             subgraphs=True,
         ):
-            if mode == "values" and not namespace:
+            if kind == "values" and not namespace:
                 final = chunk
-            elif mode == "custom" and isinstance(chunk, dict) and "step" in chunk:
+            elif kind == "custom" and isinstance(chunk, dict) and "step" in chunk:
                 item = chunk["step"]
                 announced.append(_step_key(item))
                 yield RunEvent("step", step=item, node=str(item.get("node", "")))
-            elif mode == "updates":
+            elif kind == "updates":
                 for node, update in chunk.items():
                     if node in SUBGRAPH_NODES:
                         continue  # their steps were already streamed from inside
@@ -142,27 +171,30 @@ class Assistant:
                             announced.remove(_step_key(item))  # shown when it started
                             continue
                         yield RunEvent("step", step=item, node=node)
-            elif mode == "messages":
+            elif kind == "messages":
                 token, meta = chunk
                 node = meta.get("langgraph_node", "")
                 if node in ANSWER_NODES and isinstance(token, AIMessageChunk):
                     text = message_text(token)
                     if text:
                         yield RunEvent("token", text=text, node=node)
+        pipeline = chosen == "pipeline"  # the librarian neither plans nor caches
         result = RunResult(
             thread_id=thread,
             question=question,
             answer=final.get("answer", ""),
             sources=final.get("sources", []),
             steps=[s for s in final.get("intermediate_steps", []) if not is_reset(s)],
-            plan_case=final.get("plan_case"),
-            question_type=final.get("question_type"),
-            cache_keys=_cache_keys(final),
+            plan_case=final.get("plan_case") if pipeline else None,
+            question_type=final.get("question_type") if pipeline else None,
+            cache_keys=_cache_keys(final) if pipeline else (),
         )
         yield RunEvent("result", result=result)
 
-    async def ask(self, message: str, thread_id: str | None = None) -> RunResult:
-        async for event in self.stream(message, thread_id):
+    async def ask(
+        self, message: str, thread_id: str | None = None, mode: str = "pipeline"
+    ) -> RunResult:
+        async for event in self.stream(message, thread_id, mode):
             if event.result is not None:
                 return event.result
         raise RuntimeError("the run ended without a result")  # pragma: no cover

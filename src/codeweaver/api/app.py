@@ -26,7 +26,8 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
-from codeweaver.agent.runner import MAX_QUESTION_CHARS, Assistant, InvalidQuestionError
+from codeweaver.agent.librarian import MAX_STEPS
+from codeweaver.agent.runner import MAX_QUESTION_CHARS, Assistant, InvalidQuestionError, Mode
 from codeweaver.api.queue import QueueFullError, RunQueue
 from codeweaver.api.security import BodyLimitMiddleware, RateLimiter, bearer_guard, client_key
 from codeweaver.api.service import (
@@ -56,7 +57,12 @@ class ChatRequest(BaseModel):
     session_id: str | None = Field(
         default=None, pattern=SESSION_PATTERN, description="Continue this session."
     )
-    mode: Literal["pipeline"] = Field(default="pipeline", description="How to answer.")
+    mode: Mode = Field(
+        default="pipeline",
+        description="How to answer: `pipeline` (plan, parallel search, checked answer) or "
+        f"`librarian` (a tool-using loop of at most {MAX_STEPS} steps). Both continue the "
+        "same session.",
+    )
 
 
 class FeedbackRequest(BaseModel):

@@ -129,7 +129,7 @@ class ChatService:
     async def _run(self, question: str, session: str, mode: str) -> AsyncIterator[ServiceEvent]:
         result: RunResult | None = None
         answering = False
-        async for run_event in self.assistant.stream(question, session):
+        async for run_event in self.assistant.stream(question, session, mode):
             if run_event.kind == "step" and run_event.step is not None:
                 node = str(run_event.step.get("node", "")).rsplit("/", 1)[-1]
                 if answering and node in ANSWER_NODES:

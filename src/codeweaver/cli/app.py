@@ -7,6 +7,7 @@ import asyncio
 import logging
 import sys
 from contextlib import nullcontext
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -35,6 +36,23 @@ ThreadOpt = Annotated[
     str | None, typer.Option("--thread", "-t", help="Conversation id to continue.")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+
+
+class AnswerMode(StrEnum):
+    """The runner's modes, repeated here so `--help` does not import the agent."""
+
+    pipeline = "pipeline"
+    librarian = "librarian"
+
+
+ModeOpt = Annotated[
+    AnswerMode,
+    typer.Option(
+        "--mode",
+        help="pipeline: plan, search every source at once, check the answer. "
+        "librarian: a tool-using loop of at most 10 steps. Both continue the same thread.",
+    ),
+]
 
 
 def _console(stderr: bool = False) -> Console:
@@ -107,20 +125,23 @@ def _prepare(settings: Settings, interactive: bool) -> Deps:
     return deps
 
 
-async def _answer(deps: Deps, question: str, thread: str | None, as_json: bool) -> str:
+async def _answer(
+    deps: Deps, question: str, thread: str | None, as_json: bool, mode: str = "pipeline"
+) -> str:
     from codeweaver.cli.render import LiveRun, plain_result, print_json, print_result
     from codeweaver.factory import open_assistant
 
     console = _console()
     async with open_assistant(deps) as assistant:
         if as_json:
-            result = await assistant.ask(question, thread)
+            result = await assistant.ask(question, thread, mode)
             print_json(console, result.to_dict())
         elif console.is_terminal:
-            result = await LiveRun(_console(stderr=True)).run(assistant.stream(question, thread))
+            run = assistant.stream(question, thread, mode)
+            result = await LiveRun(_console(stderr=True)).run(run)
             print_result(console, result)
         else:
-            result = await assistant.ask(question, thread)
+            result = await assistant.ask(question, thread, mode)
             sys.stdout.write(plain_result(result) + "\n")
     return result.thread_id
 
@@ -132,6 +153,7 @@ def ask(
     model: ModelOpt = None,
     as_json: JsonOpt = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the answer cache.")] = False,
+    mode: ModeOpt = AnswerMode.pipeline,
 ) -> None:
     """Answer one question, citing its sources."""
     try:
@@ -141,13 +163,15 @@ def ask(
         settings = _settings(model=model, cache_enabled=False if no_cache else None)
         interactive = _console(stderr=True).is_terminal and not as_json
         deps = _prepare(settings, interactive)
-        asyncio.run(_answer(deps, question, thread, as_json))
+        asyncio.run(_answer(deps, question, thread, as_json, mode.value))
     except _known_errors() as exc:
         _fail(str(exc))
 
 
 @app.command()
-def chat(thread: ThreadOpt = None, model: ModelOpt = None) -> None:
+def chat(
+    thread: ThreadOpt = None, model: ModelOpt = None, mode: ModeOpt = AnswerMode.pipeline
+) -> None:
     """Talk in a persistent thread. /new starts a new thread, /exit leaves."""
     import uuid
 
@@ -155,12 +179,12 @@ def chat(thread: ThreadOpt = None, model: ModelOpt = None) -> None:
         settings = _settings(model=model)
         console = _console()
         deps = _prepare(settings, console.is_terminal)
-        asyncio.run(_chat(deps, thread or uuid.uuid4().hex, console))
+        asyncio.run(_chat(deps, thread or uuid.uuid4().hex, console, mode.value))
     except _known_errors() as exc:
         _fail(str(exc))
 
 
-async def _chat(deps: Deps, thread: str, console: Console) -> None:
+async def _chat(deps: Deps, thread: str, console: Console, mode: str = "pipeline") -> None:
     import uuid
 
     from codeweaver.agent.runner import InvalidQuestionError
@@ -185,10 +209,10 @@ async def _chat(deps: Deps, thread: str, console: Console) -> None:
                 continue
             try:
                 if console.is_terminal:
-                    result = await LiveRun(console).run(assistant.stream(text, thread))
+                    result = await LiveRun(console).run(assistant.stream(text, thread, mode))
                     print_result(console, result)
                 else:
-                    result = await assistant.ask(text, thread)
+                    result = await assistant.ask(text, thread, mode)
                     console.print(plain_result(result), markup=False, highlight=False)
             except InvalidQuestionError as exc:
                 console.print(f"[red]{exc}[/]")

@@ -30,7 +30,8 @@ async function ask(question) {
   setText(answer.status, 'starting');
   scrollToEnd(true);
 
-  const payload = { message: question };
+  // Both modes continue the same conversation; the choice applies to this question.
+  const payload = { message: question, mode: $('#mode').value || 'pipeline' };
   if (state.sessionId) payload.session_id = state.sessionId;
   const retry = () => {
     if (state.controller) return; // another answer is streaming; keep this one as is
