@@ -14,7 +14,6 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AnyMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 
@@ -25,6 +24,7 @@ from codeweaver.agent.grounding import check_grounding, warning
 from codeweaver.agent.language import answer_language
 from codeweaver.agent.librarian.protocol import ANSWER, Decision
 from codeweaver.agent.librarian.tools import Observation, build_tools, resolve
+from codeweaver.agent.nodes.analyze import history_turns
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.state import GraphState, Step, new_turn
 from codeweaver.llm.structured import ainvoke_structured, message_text
@@ -35,8 +35,6 @@ MAX_STEPS = 10  # decisions per turn (SPEC §4)
 MAX_INVALID = 2  # unusable model replies in a row before answering with what was found
 MAX_ANSWER_SOURCES = 8  # the answer prompt must fit a 4k context next to the question
 SOURCE_CHARS = 400
-HISTORY_TURNS = 6
-HISTORY_CHARS = 1500
 LIBRARIAN_NODES = (
     "librarian_start",
     "librarian_agent",
@@ -53,14 +51,6 @@ NOT_WRITTEN = {
     "ko": "답변을 생성하지 못했습니다 ({reason}).",
 }
 _TO_ANSWER: dict[str, str] = {"tool": ANSWER, "input": ""}
-
-
-def history(messages: list[AnyMessage]) -> list[tuple[str, str]]:
-    """Earlier turns of the thread, whichever mode wrote them, oldest first."""
-    return [
-        ("assistant" if m.type == "ai" else "user", message_text(m)[:HISTORY_CHARS])
-        for m in messages[:-1][-HISTORY_TURNS:]
-    ]
 
 
 def _localized(texts: dict[str, str], language: str) -> str:
@@ -107,7 +97,7 @@ class Librarian:
         scratchpad = list(state.get("librarian_scratchpad") or [])
         messages = prompts.librarian_step_messages(
             state.get("question", ""),
-            history(state.get("messages") or []),
+            history_turns(state.get("messages") or []),
             listing,
             scratchpad,
             self.max_steps,
@@ -206,7 +196,10 @@ class Librarian:
             for n, s in enumerate(sources, 1)
         ]
         prompt = prompts.librarian_answer_messages(
-            state.get("question", ""), history(state.get("messages") or []), language, numbered
+            state.get("question", ""),
+            history_turns(state.get("messages") or []),
+            language,
+            numbered,
         )
         try:
             reply = await self.deps.llm.ainvoke(prompt)
