@@ -67,7 +67,42 @@ async def test_follow_up_takes_the_clarification_path(assistant: Assistant) -> N
 async def test_too_many_is_decided_without_the_model(assistant: Assistant) -> None:
     result = await assistant.ask("JWT? CORS? Docker?", "e2e-4")
     assert result.plan_case == "too_many"
-    assert [s["node"] for s in result.steps] == ["create_plan", "handle_too_many_questions"]
+    assert [s["node"] for s in result.steps] == [
+        "route_query",
+        "create_plan",
+        "handle_too_many_questions",
+    ]
+
+
+async def test_small_talk_is_answered_without_search(assistant: Assistant) -> None:
+    result = await assistant.ask("Thanks a lot!", "e2e-8")
+    assert [s["node"] for s in result.steps] == ["route_query", "answer_directly"]
+    assert result.answer.strip() and result.sources == []
+
+
+async def test_a_follow_up_on_a_new_subject_is_rewritten_and_searched(
+    assistant: Assistant,
+) -> None:
+    await assistant.ask("How do I read a CSV file with pandas?", "e2e-9")
+    follow = await assistant.ask("What about with polars?", "e2e-9")
+    nodes = [s["node"] for s in follow.steps]
+    assert nodes[:3] == ["route_query", "rewrite_question", "create_plan"], follow.steps
+    standalone = next(s for s in follow.steps if s["node"] == "rewrite_question")["message"]
+    assert "polars" in standalone.lower(), standalone
+    assert any(n.startswith("search_") for n in nodes)
+
+
+async def test_librarian_mode_searches_with_tools_and_cites(assistant: Assistant) -> None:
+    result = await assistant.ask(
+        "How do I read a file line by line in Python?", "e2e-10", mode="librarian"
+    )
+    decisions = [s for s in result.steps if s["node"] == "librarian_agent" and s["kind"] == "think"]
+    searches = [s for s in result.steps if s["kind"] == "act" and "search" in s["node"]]
+    assert searches, result.steps
+    assert len(decisions) <= 11  # ten decisions and the step-limit note at most
+    assert result.answer.strip()
+    cited = {int(n) for n in CITATION.findall(result.answer)}
+    assert cited <= set(range(1, len(result.sources) + 1)), result.answer
 
 
 async def test_other_language_paraphrase_hits_and_reversed_direction_misses(
