@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from codeweaver.agent.graph import build_graph
+from codeweaver.agent.librarian.graph import build_librarian_graph
 from codeweaver.config import Settings
 from codeweaver.factory import build_deps
 
@@ -15,3 +16,8 @@ from codeweaver.factory import build_deps
 def make_graph() -> Any:
     """The outer graph on the settings of the environment."""
     return build_graph(build_deps(Settings()))
+
+
+def make_librarian_graph() -> Any:
+    """The librarian (ReAct) graph on the settings of the environment."""
+    return build_librarian_graph(build_deps(Settings()))
