@@ -221,3 +221,29 @@ def test_titles_and_links_are_escaped() -> None:
     )
     assert "1. [ok](https://x.example/a%20b%29c) — web" in listed
     assert "2. \\[t\\]\\(javascript\\:x\\)" in listed and "](javascript" not in listed
+
+
+def test_the_librarian_mode_can_be_chosen(tmp_path: Path, loopback_only: list[object]) -> None:
+    decide = [
+        json.dumps({"thought": "look it up", "tool": "search_official_docs", "input": "read"}),
+        json.dumps({"thought": "enough", "tool": "answer", "input": ""}),
+    ]
+    script = {
+        **SCRIPT,
+        "librarian_step": decide,
+        "librarian_answer": "Iterate over it [1].",
+        "check_answer": '{"unsupported": [], "answers_question": true}',
+    }
+    deps, llm = make_deps(tmp_path, script, [FakeSource()])
+    app = mount_gradio(create_app(deps.settings, deps=deps))
+    with serve_in_thread(app) as base:
+        ui = client(base)
+        try:
+            chat, steps, _ = ui.predict(QUESTION, [], "librarian", api_name="/ask")
+        finally:
+            ui.close()
+    assert llm.tasks().count("librarian_step") == 2
+    assert "generate_answer" not in llm.tasks()
+    assert text(chat[-1]).startswith("Iterate over it [1]")
+    assert "**act** search\\_official\\_docs" in steps  # the step list escapes Markdown
+    assert loopback_only == []

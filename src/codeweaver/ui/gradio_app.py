@@ -106,7 +106,9 @@ def mount_gradio(app: FastAPI, path: str = "/gradio", *, token: str | None = Non
     except ImportError:
         raise GradioMissingError(MISSING) from None
 
-    async def ask(message: str, history: list[Any], session: str | None) -> AsyncIterator[Outputs]:
+    async def ask(
+        message: str, history: list[Any], session: str | None, mode: str = "pipeline"
+    ) -> AsyncIterator[Outputs]:
         """Stream one answer: tokens, then the answer with its sources; steps beside."""
         service = _service(app)
         try:
@@ -119,7 +121,7 @@ def mount_gradio(app: FastAPI, path: str = "/gradio", *, token: str | None = Non
         chat.append({"role": "assistant", "content": "…"})
         steps: list[str] = []
         text = ""
-        async with contextlib.aclosing(service.stream(question, ticket, session)) as events:
+        async with contextlib.aclosing(service.stream(question, ticket, session, mode)) as events:
             async for event in events:
                 data = event.data
                 if event.kind == "token":
@@ -187,6 +189,11 @@ def mount_gradio(app: FastAPI, path: str = "/gradio", *, token: str | None = Non
                     )
                     send = gr.Button("Ask", variant="primary", scale=1)
             with gr.Column(scale=1):
+                mode = gr.Radio(
+                    [("Pipeline", "pipeline"), ("Librarian (step by step)", "librarian")],
+                    value="pipeline",
+                    label="Mode",
+                )
                 sessions = gr.Dropdown(
                     label="Sessions", choices=[], allow_custom_value=True, interactive=True
                 )
@@ -198,7 +205,7 @@ def mount_gradio(app: FastAPI, path: str = "/gradio", *, token: str | None = Non
         gr.on(
             [box.submit, send.click],
             ask,
-            [box, chatbot, session],
+            [box, chatbot, session, mode],
             [chatbot, steps, session, box],
             api_name="ask",
             concurrency_limit=None,  # the service's own queue bounds the runs
