@@ -180,3 +180,24 @@ async def test_unchecked_answers_are_cached_failed_ones_never(tmp_path: Path) ->
     result = await Assistant(failing).ask("How do I sort a list in Python?")
     assert "could not write an answer" in result.answer
     assert failing.cache.lookup("How do I sort a list in Python?") is None
+
+
+def test_a_lead_in_is_split_from_the_claim_after_it() -> None:
+    claims = split_claims("Follow these steps: The `list.sort()` method sorts in place [1].")
+    # The lead-in says too little to be a claim; the sentence after it is checked alone.
+    assert [(c.plain, c.citations) for c in claims] == [
+        ("The `list.sort()` method sorts in place.", (1,))
+    ]
+    # A citation after the colon stays with its sentence.
+    cited = split_claims("The `list.sort()` method is the dirty approach: [1].")
+    assert [c.citations for c in cited] == [(1,)]
+
+
+def test_adding_a_negation_to_a_negated_sentence_reverses_it_too() -> None:
+    source = doc(1, text="The `sort()` method does not return the list. It sorts in place.")
+    doubled = split_claims("The `sort()` method does not never return the list [1].")[0]
+    verdict = lexical_verdict(doubled, [source])
+    assert verdict is not None and not verdict.supported and "reverses" in verdict.reason
+    same = split_claims("The `sort()` method does not return the list [1].")[0]
+    verdict = lexical_verdict(same, [source])
+    assert verdict is not None and verdict.supported

@@ -29,12 +29,14 @@ if TYPE_CHECKING:
 
 SUPPORTED = 0.6  # share of a claim's subject words found in its sources: supported
 UNSUPPORTED = 0.15  # below this share: unsupported without asking the model
+_NEGATION_WORDS = frozenset({*NEGATION, "n't", "cannot", "can't", "don't", "doesn't", "isn't"})
 RESTATED = 0.8  # share of a claim's words in one source sentence: it restates that sentence
 MIN_CLAIM_WORDS = 3
 MIN_ANSWER_LETTERS = 3
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
+_LEAD_IN = re.compile(r"(?<=\w):\s+(?=[^\s\[])")
 _HEADING = re.compile(r"^\s*#+\s.*$", re.MULTILINE)
 
 
@@ -122,7 +124,9 @@ def split_claims(answer: str) -> list[Claim]:
     prose = _HEADING.sub("\n\n", _FENCED.sub("\n\n", answer))
     prose = _BULLET.sub("\n\n", prose)
     claims: list[Claim] = []
-    for sentence in sentences(prose):
+    # A lead-in ("follow these steps:") is not part of the claim after it.
+    parts = [p for sentence in sentences(prose) for p in _LEAD_IN.split(sentence)]
+    for sentence in parts:
         text = " ".join(sentence.split())
         plain = CITATION.sub(" ", text)
         if len(subject_words(plain)) < MIN_CLAIM_WORDS and not CITATION.search(text):
@@ -138,6 +142,11 @@ def _source_text(source: SearchResult) -> str:
 
 def _negated(text: str) -> bool:
     return bool(stemmed_words(text) & NEGATION)
+
+
+def _negations(text: str) -> int:
+    """How many negations a sentence holds: adding one to a negated sentence flips it too."""
+    return sum(1 for word in re.findall(r"[a-z']+", text.lower()) if word in _NEGATION_WORDS)
 
 
 def closest_sentence(claim_words: set[str], body: str) -> tuple[str, float]:
@@ -171,7 +180,7 @@ def lexical_verdict(
     if support < UNSUPPORTED:
         return ClaimVerdict(claim, False, support, "its subject is not in the cited source")
     restated, share = closest_sentence(words, body)
-    if share >= RESTATED and _negated(claim.plain) != _negated(restated):
+    if share >= RESTATED and _negations(claim.plain) != _negations(restated):
         # A source sentence restated with its negation added or dropped.
         return ClaimVerdict(claim, False, support, "it reverses what the cited source says")
     if support >= SUPPORTED and (share >= RESTATED or not _negated(claim.plain)):
