@@ -125,6 +125,13 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("grounding_retries", "CODEWEAVER_GROUNDING_RETRIES"),
         description="Regenerations after a failed check, before answering with a warning.",
     )
+    grounding_judge: Literal["words", "model"] = Field(
+        default="words",
+        validation_alias=AliasChoices("grounding_judge", "CODEWEAVER_GROUNDING_JUDGE"),
+        description="Who settles a claim words cannot: `words` lets it pass (measured better "
+        "with the embedded 1.5B model, which rejects paraphrases) or `model` (a stronger "
+        "chat model). Answers not in English are always read by the model.",
+    )
     store_wait_seconds: float = Field(
         default=10.0,
         ge=0,

@@ -201,3 +201,25 @@ def test_adding_a_negation_to_a_negated_sentence_reverses_it_too() -> None:
     same = split_claims("The `sort()` method does not return the list [1].")[0]
     verdict = lexical_verdict(same, [source])
     assert verdict is not None and verdict.supported
+
+
+async def test_undecided_claims_go_to_the_model_only_when_it_is_the_judge(
+    tmp_path: Path,
+) -> None:
+    partial = "`list.sort()` is faster than building a new list for big data [1]."
+    script = {
+        "classify_intent": '{"intent": "learning"}',
+        "generate_answer": partial,
+        "check_answer": '{"unsupported": [1], "answers_question": true}',
+    }
+    for judge, asked in (("words", False), ("model", True)):
+        deps, llm = make_deps(
+            tmp_path / judge,
+            script,
+            [FakeSource(results=[SOURCE])],
+            grounding_judge=judge,
+            grounding_retries=0,
+        )
+        result = await Assistant(deps).ask("How do I sort a list in Python?")
+        assert ("check_answer" in llm.tasks()) is asked
+        assert ("**Warning:**" in result.answer) is asked

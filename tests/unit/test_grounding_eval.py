@@ -71,7 +71,7 @@ def test_bad_lines_name_the_line(tmp_path: Path) -> None:
     )
     with pytest.raises(DatasetError, match=":2:"):
         load_cases(path)
-    result = CliRunner().invoke(app, ["eval", "grounding", "--file", str(path), "--words-only"])
+    result = CliRunner().invoke(app, ["eval", "grounding", "--file", str(path), "--judge", "words"])
     assert result.exit_code == 2 and ":2:" in result.stderr
 
 
@@ -85,7 +85,7 @@ def test_cli_reports_json(tmp_path: Path) -> None:
     ]  # fmt: skip
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     result = CliRunner().invoke(
-        app, ["eval", "grounding", "--file", str(path), "--words-only", "--json"]
+        app, ["eval", "grounding", "--file", str(path), "--judge", "words", "--json"]
     )
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -222,21 +223,32 @@ def eval_cache(
             )
 
 
+class Judge(StrEnum):
+    words = "words"
+    model = "model"
+
+
 @eval_app.command("grounding")
 def eval_grounding(
     file: FileOpt,
     as_json: JsonOpt = False,
     limit: LimitOpt = None,
     model: ModelOpt = None,
-    words_only: Annotated[
-        bool, typer.Option("--words-only", help="No model: only what words can settle.")
-    ] = False,
+    judge: Annotated[
+        Judge | None,
+        typer.Option(
+            "--judge",
+            help="Who settles claims words cannot (default: CODEWEAVER_GROUNDING_JUDGE).",
+        ),
+    ] = None,
 ) -> None:
     """Precision and recall of the grounding check at flagging unsupported answers."""
+    from codeweaver.config import Settings
     from codeweaver.evaluation.grounding_eval import evaluate_grounding, load_cases
 
     cases = _load(load_cases, file, limit)
-    llm = None if words_only else _deps(model).llm
+    chosen = judge.value if judge else Settings().grounding_judge
+    llm = _deps(model).llm if chosen == "model" else None
     report = _run(lambda progress: evaluate_grounding(cases, llm, progress), len(cases), as_json)
     _print_report(
         f"grounding check on {file}",

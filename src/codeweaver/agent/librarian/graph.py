@@ -26,6 +26,7 @@ from codeweaver.agent.librarian.protocol import ANSWER, Decision
 from codeweaver.agent.librarian.tools import Observation, build_tools, resolve
 from codeweaver.agent.nodes.analyze import history_turns
 from codeweaver.agent.nodes.answer import finish
+from codeweaver.agent.nodes.check import grounding_reader
 from codeweaver.agent.state import GraphState, Step, new_turn
 from codeweaver.llm.structured import ainvoke_structured, message_text
 
@@ -240,12 +241,13 @@ class Librarian:
         elif not self.deps.settings.grounding_check:
             note = "not checked: grounding check off"
         else:
+            by_words = language == "en"
             report = await check_grounding(
-                self.deps.llm,
+                grounding_reader(self.deps, by_words),
                 state.get("question", ""),
                 answer,
                 sources,
-                by_words=language == "en",
+                by_words=by_words,
             )
             details = report.to_dict()
             steps.append(step("librarian_check", "observe", report.summary(), **details))

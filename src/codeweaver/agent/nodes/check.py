@@ -13,12 +13,22 @@ import asyncio
 import logging
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.grounding import check_grounding, warning
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.state import GraphState, SearchResult
 
 logger = logging.getLogger(__name__)
+
+
+def grounding_reader(deps: Deps, by_words: bool) -> BaseChatModel | None:
+    """The model that settles what words cannot, or None to let such claims pass.
+
+    Across languages words compare nothing, so the model always reads those answers.
+    """
+    return deps.llm if deps.settings.grounding_judge == "model" or not by_words else None
 
 
 async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
@@ -34,8 +44,9 @@ async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         update["answer_feedback"] = None
         return update
     language = state.get("language", "en")
+    by_words = language == "en"
     report = await check_grounding(
-        deps.llm, state.get("question", ""), answer, sources, by_words=language == "en"
+        grounding_reader(deps, by_words), state.get("question", ""), answer, sources, by_words
     )
     attempt = int(state.get("answer_attempt") or 1)
     details = report.to_dict()
