@@ -41,7 +41,8 @@ def test_too_many_json(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     payload = json.loads(done.stdout)
     assert payload["plan_case"] == "too_many"
-    assert [s["node"] for s in payload["steps"]] == ["create_plan", "handle_too_many_questions"]
+    nodes = [s["node"] for s in payload["steps"]]
+    assert nodes == ["route_query", "create_plan", "handle_too_many_questions"]
 
 
 def test_empty_question_exits_2_with_message(tmp_path: Path) -> None:
