@@ -1,8 +1,8 @@
 """Benchmark: what the grounding check costs, as a ratio to answering without it.
 
-Answers the same questions twice in one run on the default model — once with the check
-off, once with it on (cache off both times, so every answer is computed) — and prints
-per answer the model calls and the wall time of each, and the ratios. With the check on,
+Answers the same questions twice in one run on the default model — with the check off
+and on, side by side per question (cache off both times, so every answer is computed) —
+and prints per answer the model calls and the wall time of each, and the ratios. With the check on,
 a failing answer is rewritten (at most `CODEWEAVER_GROUNDING_RETRIES` times), so the
 ratio includes the rewrites it caused.
 
@@ -16,11 +16,13 @@ import asyncio
 import tempfile
 import time
 from collections.abc import Mapping
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
 from codeweaver.config import Settings
 from codeweaver.factory import build_deps, open_assistant, prepare_sources
+from codeweaver.llm.registry import create_chat_model
 
 QUESTIONS = [
     "How do I read a file line by line in Python?",
@@ -32,25 +34,43 @@ QUESTIONS = [
 ]
 
 
-async def run(checked: bool, questions: list[str], data: Path) -> tuple[float, int, int]:
-    settings = Settings(data_dir=data, cache_enabled=False, grounding_check=checked)
-    deps = build_deps(settings)
-    prepare_sources(deps)
-    seconds, calls, warned = 0.0, 0, 0
-    async with open_assistant(deps) as assistant:
-        await assistant.ask("warm up: what is a tuple?")  # loads the model once
-        for question in questions:
-            started = time.perf_counter()
-            result = await assistant.ask(question)
-            seconds += time.perf_counter() - started
-            calls += sum(1 for s in result.steps if s["node"] in CALL_NODES)
-            calls += sum(s["node"] == "check_answer" and _asked(s) for s in result.steps)
-            warned += int("**Warning:**" in result.answer)
-    return seconds / len(questions), calls, warned
+async def run(questions: list[str], root: Path) -> dict[bool, tuple[float, int, int]]:
+    """Each question answered with the check off and on, alternating which goes first.
+
+    Both assistants share one loaded model, so the pair differs only in the check and
+    the machine's noise falls on both sides alike.
+    """
+    base = Settings()
+    llm = create_chat_model(base.model, base)
+    totals = {False: [0.0, 0, 0], True: [0.0, 0, 0]}
+    async with AsyncExitStack() as stack:
+        assistants = {}
+        for checked in (False, True):
+            settings = Settings(
+                data_dir=root / str(checked), cache_enabled=False, grounding_check=checked
+            )
+            deps = build_deps(settings, llm=llm)
+            prepare_sources(deps)
+            assistants[checked] = await stack.enter_async_context(open_assistant(deps))
+        await assistants[False].ask("warm up: what is a tuple?")  # loads the model once
+        for index, question in enumerate(questions):
+            order = (False, True) if index % 2 == 0 else (True, False)
+            for checked in order:
+                started = time.perf_counter()
+                result = await assistants[checked].ask(question)
+                total = totals[checked]
+                total[0] += time.perf_counter() - started
+                total[1] += sum(1 for s in result.steps if s["node"] in CALL_NODES)
+                total[1] += sum(s["node"] == "check_answer" and _asked(s) for s in result.steps)
+                total[2] += int("**Warning:**" in result.answer)
+    n = len(questions)
+    return {k: (v[0] / n, int(v[1]), int(v[2])) for k, v in totals.items()}
 
 
 # Steps that each stand for one model call on this path.
-CALL_NODES = frozenset({"classify_intent", "generate_answer", "refine_search"})
+CALL_NODES = frozenset(
+    {"classify_intent", "generate_answer", "refine_search", "rewrite_question", "answer_directly"}
+)
 
 
 def _asked(step: Mapping[str, Any]) -> bool:
@@ -63,9 +83,9 @@ async def main() -> None:
     parser.add_argument("--questions", type=int, default=5)
     args = parser.parse_args()
     questions = QUESTIONS[: args.questions]
-    with tempfile.TemporaryDirectory() as off_dir, tempfile.TemporaryDirectory() as on_dir:
-        off = await run(False, questions, Path(off_dir))
-        on = await run(True, questions, Path(on_dir))
+    with tempfile.TemporaryDirectory() as root:
+        figures = await run(questions, Path(root))
+    off, on = figures[False], figures[True]
     n = len(questions)
     print(f"{n} questions, local model, cache off; per answer:")
     print(f"  check off: {off[0]:6.1f} s  {off[1] / n:4.1f} model calls")
