@@ -34,7 +34,9 @@ QUESTIONS = [
 ]
 
 
-async def run(questions: list[str], root: Path) -> dict[bool, tuple[float, int, int]]:
+async def run(
+    questions: list[str], root: Path, flagged: list[str]
+) -> dict[bool, tuple[float, int, int]]:
     """Each question answered with the check off and on, alternating which goes first.
 
     Both assistants share one loaded model, so the pair differs only in the check and
@@ -63,6 +65,11 @@ async def run(questions: list[str], root: Path) -> dict[bool, tuple[float, int, 
                 total[1] += sum(1 for s in result.steps if s["node"] in CALL_NODES)
                 total[1] += sum(s["node"] == "check_answer" and _asked(s) for s in result.steps)
                 total[2] += int("**Warning:**" in result.answer)
+                flagged.extend(
+                    f"{question} → {s['message']}: {_unsupported(s)}"
+                    for s in result.steps
+                    if s["node"] == "check_answer" and s["kind"] == "observe" and _failed(s)
+                )
     n = len(questions)
     return {k: (v[0] / n, int(v[1]), int(v[2])) for k, v in totals.items()}
 
@@ -71,6 +78,16 @@ async def run(questions: list[str], root: Path) -> dict[bool, tuple[float, int, 
 CALL_NODES = frozenset(
     {"classify_intent", "generate_answer", "refine_search", "rewrite_question", "answer_directly"}
 )
+
+
+def _failed(step: Mapping[str, Any]) -> bool:
+    data = step.get("data")
+    return isinstance(data, dict) and data.get("passed") is False
+
+
+def _unsupported(step: Mapping[str, Any]) -> str:
+    items = step.get("data", {}).get("unsupported") or []
+    return "; ".join(f"{u['claim'][:90]!r} ({u['reason']})" for u in items)
 
 
 def _asked(step: Mapping[str, Any]) -> bool:
@@ -84,13 +101,17 @@ async def main() -> None:
     args = parser.parse_args()
     questions = QUESTIONS[: args.questions]
     with tempfile.TemporaryDirectory() as root:
-        figures = await run(questions, Path(root))
+        flagged: list[str] = []
+        figures = await run(questions, Path(root), flagged)
     off, on = figures[False], figures[True]
     n = len(questions)
     print(f"{n} questions, local model, cache off; per answer:")
     print(f"  check off: {off[0]:6.1f} s  {off[1] / n:4.1f} model calls")
     print(f"  check on : {on[0]:6.1f} s  {on[1] / n:4.1f} model calls  ({on[2]} with a warning)")
     print(f"  ratio    : {on[0] / off[0]:.2f}x time, {on[1] / max(1, off[1]):.2f}x model calls")
+    print(f"drafts the check sent back ({len(flagged)}):")
+    for line in flagged:
+        print(f"  {line}")
 
 
 if __name__ == "__main__":
