@@ -60,9 +60,23 @@ def test_numbers_the_asker_gave_may_be_repeated() -> None:
     assert verdict is not None and verdict.supported
 
 
-def test_a_short_lead_in_is_not_judged_by_words() -> None:
-    lead_in = split_claims("Here is an example [1]:")[0]
-    assert lexical_verdict(lead_in, [SOURCE]) is None
+def test_a_short_claim_is_not_judged_by_words() -> None:
+    short = split_claims("Use `sorted()` [1].")[0]
+    assert lexical_verdict(short, [SOURCE]) is None
+
+
+def test_framing_sentences_are_not_claims() -> None:
+    framing = (
+        "Here's a simple code example [1]: This answer is directly from the cited source [1]. "
+        "This information is derived from the official Java documentation [2]."
+    )
+    assert split_claims(framing) == []
+    # A lead-in or an attribution that also states something is still a claim.
+    stating = (
+        "The `sort()` method returns None, so use `sorted()` instead [1]:\n\n"
+        "According to the docs, `os.walk` recurses into folders [1]."
+    )
+    assert [c.citations for c in split_claims(stating)] == [(1,), (1,)]
 
 
 async def test_the_model_settles_undecided_claims_in_one_call() -> None:

@@ -38,6 +38,17 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
 _LEAD_IN = re.compile(r"(?<=\w):\s+(?=[^\s\[])")
 _HEADING = re.compile(r"^\s*#+\s.*$", re.MULTILINE)
+# Words of sentences that introduce what follows or say where the answer came from.
+_FRAMING = frozenset(
+    subject_words(
+        """here s example examples code snippet following follow below above step steps
+        answer information info directly cited cite source sources derived official
+        documentation docs based taken according reference provided shown show see look"""
+    )
+)
+_ATTRIBUTION = frozenset(
+    subject_words("source sources documentation docs cited derived according reference")
+)
 
 
 @dataclass(frozen=True)
@@ -131,9 +142,22 @@ def split_claims(answer: str) -> list[Claim]:
         plain = CITATION.sub(" ", text)
         if len(subject_words(plain)) < MIN_CLAIM_WORDS and not CITATION.search(text):
             continue
+        if _frames(plain):
+            continue
         cited = tuple(dict.fromkeys(int(n) for n in CITATION.findall(text)))
         claims.append(Claim(len(claims) + 1, text, cited))
     return claims
+
+
+def _frames(plain: str) -> bool:
+    """Whether a sentence only introduces what follows or says where the answer came from.
+
+    "Here's a simple code example:" and "This answer is from the cited source." state
+    nothing about the subject, so there is nothing in them a source could support.
+    """
+    words = subject_words(plain)
+    introduces = plain.rstrip(" .").endswith(":") or bool(words & _ATTRIBUTION)
+    return introduces and len(words - _FRAMING) <= 1
 
 
 def _source_text(source: SearchResult) -> str:
