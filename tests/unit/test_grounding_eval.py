@@ -91,3 +91,61 @@ def test_cli_reports_json(tmp_path: Path) -> None:
     report = json.loads(result.stdout)
     assert report["precision"] == 1.0 and report["recall"] == 1.0
     assert report["flag_rate_supported"] == 0.0
+
+
+def _stackeval_file(tmp_path: Path, rows: int) -> Path:
+    path = tmp_path / "stackeval.jsonl"
+    lines = [ROWS[n % len(ROWS)] for n in range(rows)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    return path
+
+
+def _model_failing_on_call(monkeypatch: pytest.MonkeyPatch, failing_call: int) -> None:
+    from codeweaver.agent.deps import Deps
+    from codeweaver.config import Settings
+    from codeweaver.llm.scripted import ScriptedChatModel
+
+    calls = 0
+
+    def reply(messages: list[object]) -> str:
+        nonlocal calls
+        calls += 1
+        if calls == failing_call:
+            raise RuntimeError("the model ran out of memory")
+        return "Use sorted() to get a new sorted list [1]."
+
+    llm = ScriptedChatModel(script={"generate_answer": reply})
+    deps = Deps(llm=llm, settings=Settings(), model_name="scripted:test")
+    monkeypatch.setattr("codeweaver.cli.eval_cmds._deps", lambda _model: deps)
+
+
+def test_grounding_set_shows_progress_and_writes_every_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _model_failing_on_call(monkeypatch, failing_call=0)
+    out = tmp_path / "cases.jsonl"
+    result = CliRunner().invoke(
+        app,
+        ["eval", "grounding-set", "--stackeval", str(_stackeval_file(tmp_path, 3)), "-o", str(out)],
+    )
+    assert result.exit_code == 0, result.output
+    assert "evaluating: 3/3" in result.stderr  # a log gets plain progress lines
+    assert f"wrote 6 cases to {out}" in result.stdout
+    cases = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [c["supported"] for c in cases] == [True, False] * 3
+
+
+def test_an_interrupted_grounding_set_keeps_the_cases_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _model_failing_on_call(monkeypatch, failing_call=3)
+    out = tmp_path / "cases.jsonl"
+    result = CliRunner().invoke(
+        app,
+        ["eval", "grounding-set", "--stackeval", str(_stackeval_file(tmp_path, 4)), "-o", str(out)],
+    )
+    assert result.exit_code == 1
+    assert "answering question 3 failed (the model ran out of memory)" in result.stderr
+    assert f"the 4 cases made before it are in {out}" in result.stderr
+    assert len(out.read_text().splitlines()) == 4
+    assert isinstance(result.exception, SystemExit)  # a clear error, not a crash

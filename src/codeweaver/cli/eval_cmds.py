@@ -26,8 +26,17 @@ def _run(coro_factory: Any, total: int, as_json: bool) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     console = Console(stderr=True)
-    if as_json or not console.is_terminal:
+    if as_json:
         return asyncio.run(coro_factory(None))
+    if not console.is_terminal:
+        # A log, not a screen: a plain line at every tenth of the way.
+        step = max(1, total // 10)
+
+        def report(done: int, _total: int) -> None:
+            if done % step == 0 or done == total:
+                typer.echo(f"evaluating: {done}/{total}", err=True)
+
+        return asyncio.run(coro_factory(report))
     with Progress(
         "{task.description}",
         BarColumn(),
@@ -289,9 +298,26 @@ def eval_grounding_set(
         messages = prompts.answer_messages(question, "en", "learning", numbered)
         return tidy_answer(message_text(await deps.llm.ainvoke(messages)), sources)
 
-    built = _run(lambda progress: build_cases(rows, answer, progress), len(rows), True)
-    out.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in built), "utf-8")
-    typer.echo(f"wrote {len(built)} cases to {out}")
+    # Each case is written as soon as it is built: an interrupted run keeps what it made.
+    written = 0
+    with out.open("w", encoding="utf-8") as sink:
+
+        def keep(case: dict[str, Any]) -> None:
+            nonlocal written
+            sink.write(json.dumps(case, ensure_ascii=False) + "\n")
+            sink.flush()
+            written += 1
+
+        try:
+            _run(lambda progress: build_cases(rows, answer, progress, keep), len(rows), False)
+        except Exception as exc:  # the model's failure, whatever its kind, ends the run
+            typer.echo(
+                f"error: answering question {written // 2 + 1} failed ({exc}); "
+                f"the {written} cases made before it are in {out}",
+                err=True,
+            )
+            raise typer.Exit(1) from None
+    typer.echo(f"wrote {written} cases to {out}")
 
 
 def _stackeval_rows(path: Path, limit: int | None) -> Any:

@@ -189,8 +189,12 @@ async def build_cases(
     rows: list[dict[str, Any]],
     answer: Callable[[str, list[SearchResult]], Awaitable[str]],
     on_progress: Progress | None = None,
+    on_case: Callable[[dict[str, Any]], None] | None = None,
 ) -> list[dict[str, Any]]:
-    """Two cases per StackEval row: the model's answer, and the same with a false claim."""
+    """Two cases per StackEval row: the model's answer, and the same with a false claim.
+
+    `on_case` receives each case as soon as it is made (to write it before the next).
+    """
     built: list[dict[str, Any]] = []
     for index, row in enumerate(rows):
         question = str(row["question"]).strip()[:MAX_CHARS]
@@ -205,12 +209,18 @@ async def build_cases(
         written = await answer(question, [source])
         other = str(rows[(index + 1) % len(rows)]["answer"])
         sources = [{"title": "Accepted answer", "text": accepted}]
-        built.append({"question": question, "sources": sources, "answer": written,
-                      "supported": True, "kind": "model answer"})  # fmt: skip
         altered = insert_claim(written, false_claim(accepted, other, index))
         kind = "negated source sentence" if index % 2 else "foreign sentence"
-        built.append({"question": question, "sources": sources, "answer": altered,
-                      "supported": False, "kind": kind})  # fmt: skip
+        pair = [
+            {"question": question, "sources": sources, "answer": written,
+             "supported": True, "kind": "model answer"},
+            {"question": question, "sources": sources, "answer": altered,
+             "supported": False, "kind": kind},
+        ]  # fmt: skip
+        for case in pair:
+            built.append(case)
+            if on_case:
+                on_case(case)
         if on_progress:
             on_progress(index + 1, len(rows))
     return built
