@@ -237,3 +237,18 @@ async def test_undecided_claims_go_to_the_model_only_when_it_is_the_judge(
         result = await Assistant(deps).ask("How do I sort a list in Python?")
         assert ("check_answer" in llm.tasks()) is asked
         assert ("**Warning:**" in result.answer) is asked
+
+
+def test_a_citation_closes_its_sentence_whatever_case_follows() -> None:
+    claims = split_claims("`sorted()` returns a new list [1]. numpy arrays sort in place [2].")
+    assert [(c.plain, c.citations) for c in claims] == [
+        ("`sorted()` returns a new list.", (1,)),
+        ("numpy arrays sort in place.", (2,)),
+    ]
+
+
+def test_auxiliaries_do_not_make_an_invented_claim_look_supported() -> None:
+    source = doc(1, text="The method was added in version 9 and was kept since.")
+    invented = split_claims("This behaviour was removed in the new release [1].")[0]
+    verdict = lexical_verdict(invented, [source])
+    assert verdict is not None and not verdict.supported

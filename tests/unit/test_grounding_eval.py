@@ -149,3 +149,13 @@ def test_an_interrupted_grounding_set_keeps_the_cases_made(
     assert f"the 4 cases made before it are in {out}" in result.stderr
     assert len(out.read_text().splitlines()) == 4
     assert isinstance(result.exception, SystemExit)  # a clear error, not a crash
+
+
+async def test_the_stackeval_set_meets_the_grounding_targets() -> None:
+    # The acceptance bar of the check, kept as a regression gate: words only, no model.
+    cases = load_cases(Path(__file__).parents[1] / "fixtures/grounding/stackeval50.jsonl")
+    assert len(cases) == 100
+    report = (await evaluate_grounding(cases, None)).to_dict()
+    assert report["citations_valid"] == 1.0
+    assert report["recall"] >= 0.8, report["examples"]
+    assert report["flag_rate_supported"] <= 0.2, report["examples"]

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from codeweaver.agent.citations import CITATION
-from codeweaver.agent.text import sentences
+from codeweaver.agent.text import STOPWORDS, sentences
 from codeweaver.memory.verify import NEGATION, stemmed_words, subject_words
 
 if TYPE_CHECKING:
@@ -38,6 +38,17 @@ _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
 _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
 _LEAD_IN = re.compile(r"(?<=\w):\s+(?=[^\s\[])")
 _HEADING = re.compile(r"^\s*#+\s.*$", re.MULTILINE)
+# A citation closes its sentence even when the next one starts in lower case.
+_CITED_END = re.compile(r"(?<=\]\.)\s+(?=\S)")
+# Auxiliaries and pronouns ("was", "other") say nothing about a claim's subject.
+_COMMON = frozenset(subject_words(" ".join(STOPWORDS)))
+
+
+def claim_words(text: str) -> set[str]:
+    """The stemmed words that carry what a sentence is about."""
+    return subject_words(text) - _COMMON
+
+
 # Words of sentences that introduce what follows or say where the answer came from.
 _FRAMING = frozenset(
     subject_words(
@@ -136,11 +147,16 @@ def split_claims(answer: str) -> list[Claim]:
     prose = _BULLET.sub("\n\n", prose)
     claims: list[Claim] = []
     # A lead-in ("follow these steps:") is not part of the claim after it.
-    parts = [p for sentence in sentences(prose) for p in _LEAD_IN.split(sentence)]
+    parts = [
+        part
+        for sentence in sentences(prose)
+        for cited in _CITED_END.split(sentence)
+        for part in _LEAD_IN.split(cited)
+    ]
     for sentence in parts:
         text = " ".join(sentence.split())
         plain = CITATION.sub(" ", text)
-        if len(subject_words(plain)) < MIN_CLAIM_WORDS and not CITATION.search(text):
+        if len(claim_words(plain)) < MIN_CLAIM_WORDS and not CITATION.search(text):
             continue
         if _frames(plain):
             continue
@@ -155,7 +171,7 @@ def _frames(plain: str) -> bool:
     "Here's a simple code example:" and "This answer is from the cited source." state
     nothing about the subject, so there is nothing in them a source could support.
     """
-    words = subject_words(plain)
+    words = claim_words(plain)
     introduces = plain.rstrip(" .").endswith(":") or bool(words & _ATTRIBUTION)
     return introduces and len(words - _FRAMING) <= 1
 
@@ -173,11 +189,11 @@ def _negations(text: str) -> int:
     return sum(1 for word in re.findall(r"[a-z']+", text.lower()) if word in _NEGATION_WORDS)
 
 
-def closest_sentence(claim_words: set[str], body: str) -> tuple[str, float]:
+def closest_sentence(words: set[str], body: str) -> tuple[str, float]:
     """The source sentence holding most of the claim's subject words, and that share."""
     best, share = "", 0.0
     for sentence in sentences(body):
-        found = len(claim_words & stemmed_words(sentence)) / len(claim_words)
+        found = len(words & stemmed_words(sentence)) / len(words)
         if found > share:
             best, share = sentence, found
     return best, share
@@ -197,7 +213,7 @@ def lexical_verdict(
     if missing_numbers:
         found = ", ".join(sorted(missing_numbers))
         return ClaimVerdict(claim, False, 0.0, f"{found} not in the cited source")
-    words = subject_words(claim.plain)
+    words = claim_words(claim.plain)
     if len(words) < MIN_CLAIM_WORDS:
         return None  # too little to compare (a lead-in, a Korean sentence): a reader's call
     support = len(words & stemmed_words(body)) / len(words)
