@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from codeweaver.agent.state import SearchResult
 from codeweaver.cli.app import app
@@ -100,7 +100,14 @@ def _stackeval_file(tmp_path: Path, rows: int) -> Path:
     return path
 
 
-def _model_failing_on_call(monkeypatch: pytest.MonkeyPatch, failing_call: int) -> None:
+def _grounding_set(tmp_path: Path, rows: int) -> tuple[Result, Path]:
+    out = tmp_path / "cases.jsonl"
+    stackeval = _stackeval_file(tmp_path, rows)
+    command = ["eval", "grounding-set", "--stackeval", str(stackeval), "-o", str(out)]
+    return CliRunner().invoke(app, command), out
+
+
+def _model_failing_on_call(monkeypatch: pytest.MonkeyPatch, failing_call: int | None) -> None:
     from codeweaver.agent.deps import Deps
     from codeweaver.config import Settings
     from codeweaver.llm.scripted import ScriptedChatModel
@@ -122,12 +129,8 @@ def _model_failing_on_call(monkeypatch: pytest.MonkeyPatch, failing_call: int) -
 def test_grounding_set_shows_progress_and_writes_every_case(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _model_failing_on_call(monkeypatch, failing_call=0)
-    out = tmp_path / "cases.jsonl"
-    result = CliRunner().invoke(
-        app,
-        ["eval", "grounding-set", "--stackeval", str(_stackeval_file(tmp_path, 3)), "-o", str(out)],
-    )
+    _model_failing_on_call(monkeypatch, failing_call=None)
+    result, out = _grounding_set(tmp_path, rows=3)
     assert result.exit_code == 0, result.output
     assert "evaluating: 3/3" in result.stderr  # a log gets plain progress lines
     assert f"wrote 6 cases to {out}" in result.stdout
@@ -139,11 +142,7 @@ def test_an_interrupted_grounding_set_keeps_the_cases_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _model_failing_on_call(monkeypatch, failing_call=3)
-    out = tmp_path / "cases.jsonl"
-    result = CliRunner().invoke(
-        app,
-        ["eval", "grounding-set", "--stackeval", str(_stackeval_file(tmp_path, 4)), "-o", str(out)],
-    )
+    result, out = _grounding_set(tmp_path, rows=4)
     assert result.exit_code == 1
     assert "answering question 3 failed (the model ran out of memory)" in result.stderr
     assert f"the 4 cases made before it are in {out}" in result.stderr

@@ -49,16 +49,13 @@ def claim_words(text: str) -> set[str]:
     return subject_words(text) - _COMMON
 
 
-# Words of sentences that introduce what follows or say where the answer came from.
-_FRAMING = frozenset(
-    subject_words(
-        """here s example examples code snippet following follow below above step steps
-        answer information info directly cited cite source sources derived official
-        documentation docs based taken according reference provided shown show see look"""
-    )
-)
+# Words of sentences that say where the answer came from, or introduce what follows.
 _ATTRIBUTION = frozenset(
     subject_words("source sources documentation docs cited derived according reference")
+)
+_FRAMING = _ATTRIBUTION | subject_words(
+    """here s example examples code snippet following follow below above step steps
+    answer information info directly cite official based taken provided shown show see look"""
 )
 
 
