@@ -95,8 +95,39 @@ Answer the follow-up in {language}, in Markdown, building on the previous answer
 Keep the citation numbers of the previous answer when you reuse its facts."""
 
 
+# The baseline every pipeline step must beat: the same model, one plain system prompt.
+BARE_ANSWER = "You are a helpful assistant for software developers."
+
+JUDGE_ANSWER = """You grade an answer to a Stack Overflow question against the accepted \
+answer, which is known to be correct.
+{untrusted}
+Score the candidate answer:
+- 3: correct and as useful as the accepted answer, or more;
+- 2: correct and useful, though less complete than the accepted answer;
+- 1: partly useful but with a mistake, or missing what the accepted answer says matters;
+- 0: wrong, off topic, or no answer.
+Reply with JSON only: {{"score": 0}}"""
+
+
 def _system(task: str, text: str) -> SystemMessage:
     return SystemMessage(content=text, name=task)
+
+
+def bare_messages(question: str) -> list[BaseMessage]:
+    """The question as a user would paste it to the model alone."""
+    return [_system("bare_answer", BARE_ANSWER), HumanMessage(question)]
+
+
+def judge_answer_messages(question: str, reference: str, answer: str) -> list[BaseMessage]:
+    return [
+        _system("judge_answer", JUDGE_ANSWER.format(untrusted=UNTRUSTED)),
+        HumanMessage(
+            f"<message>\n{question}\n</message>\n<source>\n{reference}\n</source>\n"
+            f"<previous_answer>\n{answer}\n</previous_answer>\n"
+            "<message> is the question, <source> the accepted answer, <previous_answer> "
+            "the candidate answer to score."
+        ),
+    ]
 
 
 def plan_messages(message: str) -> list[BaseMessage]:

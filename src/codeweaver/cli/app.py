@@ -288,6 +288,7 @@ def cache_clear() -> None:
 
 
 def _register_subcommands() -> None:
+    from codeweaver.cli import eval_answers_cmd  # noqa: F401  (registers `eval answers`)
     from codeweaver.cli.eval_cmds import eval_app
     from codeweaver.cli.index_cmds import index_app
     from codeweaver.cli.serve_cmd import serve

@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
@@ -76,7 +77,13 @@ class LocalChatModel(BaseChatModel):
         }
         if stop:
             params["stop"] = stop
+        if kwargs.get("response_format"):
+            params["response_format"] = kwargs["response_format"]
         return params
+
+    def schema_kwargs(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """Call arguments that make llama.cpp decode only JSON valid under `schema`."""
+        return {"response_format": {"type": "json_object", "schema": schema}}
 
     def _generate(
         self,
@@ -94,6 +101,9 @@ class LocalChatModel(BaseChatModel):
         message = AIMessage(
             content=choice["message"].get("content") or "",
             response_metadata={"finish_reason": choice.get("finish_reason"), "usage": usage},
+            usage_metadata=_usage(
+                int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+            ),
         )
         return ChatResult(generations=[ChatGeneration(message=message)])
 
@@ -105,14 +115,32 @@ class LocalChatModel(BaseChatModel):
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
         with self._lock:
-            stream = self._model().create_chat_completion(
+            llama = self._model()
+            stream = llama.create_chat_completion(
                 messages=_to_llama_messages(messages), stream=True, **self._params(stop, kwargs)
             )
+            decoded = 0
             for part in stream:
-                text = part["choices"][0]["delta"].get("content") or ""
+                choice = part["choices"][0]
+                text = choice["delta"].get("content") or ""
+                if choice.get("finish_reason") is None and "role" not in choice["delta"]:
+                    decoded += 1  # llama.cpp streams one part per decoded token
                 if not text:
                     continue
                 chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
                 if run_manager:
                     run_manager.on_llm_new_token(text, chunk=chunk)
                 yield chunk
+            # Streaming reports no usage: the context now holds the prompt and the reply.
+            prompt = max(0, int(getattr(llama, "n_tokens", 0)) - decoded)
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(content="", usage_metadata=_usage(prompt, decoded))
+        )
+
+
+def _usage(prompt: int, completion: int) -> UsageMetadata:
+    return {
+        "input_tokens": prompt,
+        "output_tokens": completion,
+        "total_tokens": prompt + completion,
+    }

@@ -13,7 +13,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from json_repair import repair_json
 from langchain_core.language_models import BaseChatModel
@@ -38,6 +38,14 @@ class Structured(Generic[T]):
     @property
     def ok(self) -> bool:
         return self.fallback_reason is None
+
+
+@runtime_checkable
+class SchemaConstrained(Protocol):
+    """A model that can restrict its decoding to JSON valid under a schema."""
+
+    def schema_kwargs(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """Extra call arguments that constrain the reply to `schema`."""
 
 
 class StructuredOutputError(ValueError):
@@ -103,9 +111,16 @@ async def ainvoke_structured(
     schema: type[T],
     default: T,
 ) -> Structured[T]:
-    """Ask `llm`, parse into `schema`; on any failure return `default` and the reason."""
+    """Ask `llm`, parse into `schema`; on any failure return `default` and the reason.
+
+    A model that supports it decodes under the schema, so its reply always parses; the
+    parser still accepts what other models emit around their JSON.
+    """
+    extra = (
+        llm.schema_kwargs(schema.model_json_schema()) if isinstance(llm, SchemaConstrained) else {}
+    )
     try:
-        reply = await llm.ainvoke(messages)
+        reply = await llm.ainvoke(messages, **extra)
     except Exception as exc:  # a provider error must not fail the run
         logger.warning("structured call failed: %s", exc)
         return Structured(default, "", f"model call failed: {type(exc).__name__}: {exc}")

@@ -1,0 +1,181 @@
+"""`codeweaver eval answers`: the pipeline against the bare model, side by side."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from codeweaver.cli.eval_cmds import FileOpt, JsonOpt, LimitOpt, ModelOpt, eval_app
+
+SYSTEMS = ("pipeline", "bare")
+ROWS = [
+    ("answers", "answers", "{}"),
+    ("identifier recall (mean)", "identifier_recall", "{:.3f}"),
+    ("median seconds", "median_seconds", "{:.1f}"),
+    ("mean seconds", "mean_seconds", "{:.1f}"),
+    ("model calls", "model_calls", "{:.2f}"),
+    ("prompt tokens", "prompt_tokens", "{:.0f}"),
+    ("completion tokens", "completion_tokens", "{:.0f}"),
+    ("drafts per answer", "drafts", "{:.2f}"),
+    ("answers with a warning", "warnings", "{}"),
+    ("declined (too many)", "declined", "{}"),
+    ("split in two", "split", "{}"),
+    ("sources cited (mean)", "sources_cited", "{:.2f}"),
+    ("answers citing a source", "answers_citing", "{}"),
+    ("errors", "errors", "{}"),
+]
+
+
+def _cell(value: Any, fmt: str) -> str:
+    return "—" if value is None else fmt.format(value)
+
+
+def _print_summary(title: str, summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    console.print(f"[bold]{title}[/]  ({summary['questions']} questions)")
+    table = Table("", *SYSTEMS, "pipeline / bare")
+    systems = summary["systems"]
+    ratios = systems["pipeline"].get("ratio_to_bare", {})
+    for label, key, fmt in ROWS:
+        ratio = ratios.get(key)
+        table.add_row(
+            label,
+            *(_cell(systems[name][key], fmt) for name in SYSTEMS),
+            f"{ratio:.2f}x" if ratio else "",
+        )
+    if any(systems[name].get("verdicts") for name in SYSTEMS):
+        table.add_row(
+            "judge: acceptable / partial / unacceptable",
+            *(
+                " / ".join(str(v) for v in (systems[name].get("verdicts") or {}).values())
+                for name in SYSTEMS
+            ),
+            "",
+        )
+    console.print(table)
+
+
+@eval_app.command("answers")
+def eval_answers(
+    file: FileOpt,
+    sample: Annotated[
+        int | None, typer.Option("--sample", min=1, help="N questions drawn at random (seeded).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of --sample.")] = 0,
+    limit: LimitOpt = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Per-question JSONL; rows already there are kept."),
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option("--judge", help="provider:model that grades each answer.")
+    ] = None,
+    model: ModelOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """The pipeline (cache off) against the same model answering alone, question by question.
+
+    Reads StackEval JSONL (`question`, `answer`) or CoNaLa JSON (`intent`, `snippet`).
+    """
+    from codeweaver.config import Settings
+    from codeweaver.evaluation.answer_systems import (
+        bare_system,
+        describe,
+        model_judge,
+        pipeline_system,
+    )
+    from codeweaver.evaluation.answers_eval import (
+        evaluate_answers,
+        load_answer_cases,
+        read_done,
+        select_cases,
+        summarise,
+    )
+    from codeweaver.evaluation.datasets import DatasetError
+    from codeweaver.llm.registry import create_chat_model
+    from codeweaver.llm.usage import UsageMeter
+
+    try:
+        cases = select_cases(load_answer_cases(file), limit=limit, sample=sample, seed=seed)
+        done = read_done(out) if out else {}
+    except DatasetError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    settings = Settings(model=model) if model else Settings()
+    llm = create_chat_model(settings.model, settings)
+    meter = UsageMeter()
+    meter.attach(llm)
+    grader = model_judge(create_chat_model(judge, settings)) if judge else None
+    kept = sum(1 for c in cases if c.id in done)
+    if kept:
+        typer.echo(f"keeping {kept} answered questions from {out}", err=True)
+
+    async def run(progress: Any) -> list[dict[str, Any]]:
+        with tempfile.TemporaryDirectory(prefix="codeweaver-eval-") as root:
+            async with pipeline_system(llm, settings, Path(root)) as pipeline:
+                systems = {"pipeline": pipeline, "bare": bare_system(llm)}
+                sink = out.open("a", encoding="utf-8") if out else None
+                try:
+
+                    def keep(row: dict[str, Any]) -> None:
+                        if sink:
+                            sink.write(json.dumps(row, ensure_ascii=False) + "\n")
+                            sink.flush()
+
+                    return await evaluate_answers(
+                        cases, systems, meter, judge=grader, done=done, on_row=keep,
+                        on_progress=progress,
+                    )  # fmt: skip
+                finally:
+                    if sink:
+                        sink.close()
+
+    rows = _with_progress(run, len(cases), as_json)
+    summary = summarise(rows, SYSTEMS)
+    summary["run"] = describe(
+        settings, {"file": str(file), "sample": sample, "seed": seed, "judge": judge}
+    )
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+    else:
+        _print_summary(f"answers on {file} ({settings.model})", summary)
+
+
+def _with_progress(run: Any, total: int, quiet: bool) -> Any:
+    """A bar on a terminal, a line per question in a log, nothing with --json."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    console = Console(stderr=True)
+    if quiet:
+        return asyncio.run(run(None))
+    if not console.is_terminal:
+
+        def report(done: int, _total: int, what: str) -> None:
+            if what in ("done", "kept from the earlier run"):
+                typer.echo(f"answers: {done}/{total} {what}", err=True)
+
+        return asyncio.run(run(report))
+    with Progress(
+        "{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("answering", total=total)
+
+        def update(done: int, _total: int, what: str) -> None:
+            label = "answering" if what in ("done", "kept from the earlier run") else what
+            bar.update(task, completed=done, description=label)
+
+        return asyncio.run(run(update))

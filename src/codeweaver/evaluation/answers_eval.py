@@ -1,0 +1,282 @@
+"""The pipeline against the bare model it runs on, question by question, in one run.
+
+Each question is answered by every system in turn, alternating which goes first, so the
+machine's noise falls on both alike. Per answer: wall time, model calls and tokens (from
+a `UsageMeter` on the shared model), drafts, warnings, the plan's case, the sources
+cited, and the reference identifier recall; with a judge, a blind verdict. A row is
+handed to `on_row` as soon as it is complete, so an interrupted run keeps its rows and a
+rerun skips them (`done`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import statistics
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codeweaver.evaluation.datasets import DatasetError, read_jsonl
+from codeweaver.evaluation.identifiers import found_in, identifiers
+from codeweaver.llm.usage import UsageMeter
+
+logger = logging.getLogger(__name__)
+
+VERDICTS = ("acceptable", "partial", "unacceptable")
+
+
+@dataclass(frozen=True)
+class AnswerCase:
+    """One question with its reference answer (Markdown, or a bare code snippet)."""
+
+    id: str
+    question: str
+    reference: str
+    reference_is_code: bool = False
+
+
+@dataclass(frozen=True)
+class Answered:
+    """What a system returned, beyond the text: filled by the pipeline, empty for bare."""
+
+    answer: str
+    drafts: int = 1
+    warnings: int = 0
+    plan_case: str | None = None
+    sources: int = 0
+    sources_cited: int = 0
+    # The English form the search used, for questions in another language.
+    search_queries: tuple[str, ...] = ()
+
+
+Answer = Callable[[str], Awaitable[Answered]]
+Judge = Callable[[str, str, str], Awaitable[str]]
+RowSink = Callable[[dict[str, Any]], None]
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class SystemRun:
+    answer: str = ""
+    seconds: float = 0.0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    drafts: int = 0
+    warnings: int = 0
+    plan_case: str | None = None
+    sources: int = 0
+    sources_cited: int = 0
+    search_queries: list[str] = field(default_factory=list)
+    recall: float | None = None
+    found: list[str] = field(default_factory=list)
+    verdict: str | None = None
+    error: str | None = None
+
+
+# --------------------------------------------------------------------------- data
+
+
+def load_answer_cases(path: Path) -> list[AnswerCase]:
+    """StackEval JSONL (`question`, `answer`) or CoNaLa JSON (`intent`, `snippet`)."""
+    if not path.is_file():
+        raise DatasetError(path, "no such file")
+    if path.suffix == ".json":
+        try:
+            rows = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise DatasetError(path, f"not JSON: {exc}") from None
+        if not isinstance(rows, list):
+            raise DatasetError(path, "a CoNaLa file holds a JSON array")
+        cases = []
+        for index, row in enumerate(rows):
+            if not isinstance(row, dict) or not all(
+                isinstance(row.get(k), str) and row[k].strip() for k in ("intent", "snippet")
+            ):
+                raise DatasetError(path, f"item {index} needs `intent` and `snippet` text")
+            ident = str(row.get("question_id", index))
+            cases.append(AnswerCase(f"{ident}:{index}", row["intent"], row["snippet"], True))
+        return cases
+    cases = []
+    for line, row in read_jsonl(path):
+        question, answer = row.get("question"), row.get("answer")
+        if not isinstance(question, str) or not isinstance(answer, str) or not question.strip():
+            raise DatasetError(path, "needs `question` and `answer` text", line)
+        cases.append(
+            AnswerCase(
+                str(row.get("questionId") or row.get("id") or line), question.strip(), answer
+            )
+        )
+    return cases
+
+
+def select_cases(
+    cases: Sequence[AnswerCase],
+    *,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> list[AnswerCase]:
+    """A seeded sample (in file order), or the first `limit` cases."""
+    chosen = list(cases)
+    if sample is not None and sample < len(chosen):
+        picked = sorted(random.Random(seed).sample(range(len(chosen)), sample))
+        chosen = [chosen[i] for i in picked]
+    return chosen[:limit] if limit is not None else chosen
+
+
+def read_done(path: Path) -> dict[str, dict[str, Any]]:
+    """Complete rows of an earlier run of the same output file, by case id.
+
+    A line cut short by an interrupted run is skipped: that question is answered again.
+    """
+    if not path.is_file():
+        return {}
+    done: dict[str, dict[str, Any]] = {}
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            row = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        complete = isinstance(row, dict) and isinstance(row.get("systems"), dict)
+        if complete and isinstance(row.get("id"), str):
+            done[row["id"]] = row
+    return done
+
+
+# --------------------------------------------------------------------------- running
+
+
+async def _run_one(
+    case: AnswerCase, answer: Answer, meter: UsageMeter, names: set[str]
+) -> SystemRun:
+    before = meter.snapshot()
+    started = time.perf_counter()
+    run = SystemRun()
+    try:
+        got = await answer(case.question)
+    except Exception as exc:  # one failing answer never stops the run
+        logger.warning("answering %s failed: %s", case.id, exc)
+        run.error = f"{type(exc).__name__}: {exc}"
+        got = Answered("", drafts=0)
+    run.seconds = round(time.perf_counter() - started, 2)
+    used = meter.snapshot() - before
+    run.calls, run.prompt_tokens, run.completion_tokens = (
+        used.calls,
+        used.prompt_tokens,
+        used.completion_tokens,
+    )
+    run.answer, run.drafts, run.warnings = got.answer, got.drafts, got.warnings
+    run.plan_case, run.sources, run.sources_cited = got.plan_case, got.sources, got.sources_cited
+    run.search_queries = list(got.search_queries)
+    if names:
+        hits = found_in(names, got.answer)
+        run.recall = round(len(hits) / len(names), 4)
+        run.found = sorted(hits)
+    return run
+
+
+async def evaluate_answers(
+    cases: Sequence[AnswerCase],
+    systems: Mapping[str, Answer],
+    meter: UsageMeter,
+    *,
+    judge: Judge | None = None,
+    done: Mapping[str, dict[str, Any]] | None = None,
+    on_row: RowSink | None = None,
+    on_progress: Progress | None = None,
+) -> list[dict[str, Any]]:
+    """Every case answered by every system, alternating the order; rows in case order."""
+    done = done or {}
+    order = list(systems)
+    rows: list[dict[str, Any]] = []
+    for index, case in enumerate(cases):
+        if case.id in done:
+            rows.append(done[case.id])
+            if on_progress:
+                on_progress(index + 1, len(cases), "kept from the earlier run")
+            continue
+        names = identifiers(case.reference, is_code=case.reference_is_code)
+        runs: dict[str, SystemRun] = {}
+        turn = order if index % 2 == 0 else list(reversed(order))
+        for name in turn:
+            if on_progress:
+                on_progress(index, len(cases), name)
+            runs[name] = await _run_one(case, systems[name], meter, names)
+        if judge is not None:
+            for name in sorted(runs):  # the judge sees one answer at a time, unlabelled
+                runs[name].verdict = await _judged(judge, case, runs[name].answer)
+        row = {
+            "id": case.id,
+            "question": case.question,
+            "reference_identifiers": sorted(names),
+            "first": turn[0],
+            "systems": {name: asdict(runs[name]) for name in order},
+        }
+        rows.append(row)
+        if on_row:
+            on_row(row)
+        if on_progress:
+            on_progress(index + 1, len(cases), "done")
+    return rows
+
+
+async def _judged(judge: Judge, case: AnswerCase, answer: str) -> str | None:
+    if not answer.strip():
+        return "unacceptable"
+    try:
+        return await judge(case.question, case.reference, answer)
+    except Exception as exc:
+        logger.warning("judging %s failed: %s", case.id, exc)
+        return None
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return round(statistics.fmean(values), 4) if values else None
+
+
+def summarise(rows: Sequence[dict[str, Any]], systems: Sequence[str]) -> dict[str, Any]:
+    """Per system: means and medians over the rows, and each system's ratio to the last."""
+    summary: dict[str, Any] = {"questions": len(rows), "systems": {}}
+    for name in systems:
+        runs = [r["systems"][name] for r in rows if name in r.get("systems", {})]
+        recalls = [r["recall"] for r in runs if r.get("recall") is not None]
+        verdicts = Counter(r["verdict"] for r in runs if r.get("verdict"))
+        cases = Counter(r.get("plan_case") for r in runs if r.get("plan_case"))
+        summary["systems"][name] = {
+            "answers": len(runs),
+            "errors": sum(1 for r in runs if r.get("error")),
+            "identifier_recall": _mean(recalls),
+            "questions_with_identifiers": len(recalls),
+            "median_seconds": round(statistics.median(s), 2)
+            if (s := [r["seconds"] for r in runs])
+            else None,
+            "mean_seconds": _mean([r["seconds"] for r in runs]),
+            "model_calls": _mean([r["calls"] for r in runs]),
+            "prompt_tokens": _mean([r["prompt_tokens"] for r in runs]),
+            "completion_tokens": _mean([r["completion_tokens"] for r in runs]),
+            "drafts": _mean([r["drafts"] for r in runs]),
+            "warnings": sum(r["warnings"] for r in runs),
+            "declined": cases.get("too_many", 0),
+            "split": cases.get("multiple_questions", 0),
+            "sources_cited": _mean([r["sources_cited"] for r in runs]),
+            "answers_citing": sum(1 for r in runs if r["sources_cited"]),
+            "verdicts": {v: verdicts.get(v, 0) for v in VERDICTS} if verdicts else None,
+        }
+    if len(systems) >= 2:
+        base = summary["systems"][systems[-1]]
+        for name in systems[:-1]:
+            mine = summary["systems"][name]
+            summary["systems"][name]["ratio_to_" + systems[-1]] = {
+                key: round(mine[key] / base[key], 2) if mine[key] and base[key] else None
+                for key in ("median_seconds", "model_calls", "prompt_tokens")
+            }
+    return summary
