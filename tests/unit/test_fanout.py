@@ -22,7 +22,8 @@ def searched_nodes(steps: list[dict[str, object]]) -> set[str]:
 async def test_two_failing_sources_do_not_fail_the_answer(tmp_path: Path) -> None:
     so = FakeSource("stackoverflow", error=SourceError("HTTP 503 from stackoverflow"))
     gh = FakeSource("github", delay=5.0)
-    docs = FakeSource("installed_docs", [doc(7, text="Handle KeyError with dict.get. " * 3)])
+    text = "Wrap the call in try/except to handle a KeyError. " * 2
+    docs = FakeSource("installed_docs", [doc(7, text=text)])
     deps, _ = make_deps(tmp_path, SCRIPT, [so, gh, docs])
     deps.source_timeout = 0.2
     started = time.perf_counter()
@@ -78,7 +79,9 @@ async def test_no_usable_source_still_reaches_an_answer(tmp_path: Path) -> None:
     deps, _ = make_deps(tmp_path, SCRIPT, [])
     result = await Assistant(deps).ask("Why does my loop raise IndexError?")
     assert result.sources == []
-    assert result.answer == "Wrap the call in try/except."
+    # Nothing backs the answer, and it says so before the model's text.
+    note = "_No relevant source was found: this answer comes from the model's general knowledge._"
+    assert result.answer == f"{note}\n\nWrap the call in try/except."
     assert "search_official_docs" in {s["node"] for s in result.steps}
 
 

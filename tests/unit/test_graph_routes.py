@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
+from codeweaver.agent import prompts
 from codeweaver.agent.runner import Assistant, InvalidQuestionError
 from codeweaver.sources.base import SourceError
 from tests.fakes import FakeSource, doc, docs, make_deps
@@ -45,9 +46,9 @@ async def test_single_question_searches_and_cites(tmp_path: Path) -> None:
     assert result.plan_case == "single_topic"
     assert result.answer == ANSWER
     assert [s["url"] for s in result.sources] == [d["url"] for d in docs(3)]
-    # The obvious single question is planned by rule, and an English question needs no
-    # translation for its cache key: two model calls in all.
-    assert llm.tasks() == ["classify_intent", "generate_answer"]
+    # The obvious single question is planned by rule, its intent is read by rule, and an
+    # English question needs no translation for its cache key: one model call in all.
+    assert llm.tasks() == ["generate_answer"]
     assert source.queries == ["How do I read a file line by line in Python?"]
     steps = nodes_of(result.steps)
     for node in (
@@ -174,8 +175,8 @@ async def test_cache_hit_skips_search_and_generation(tmp_path: Path) -> None:
     assert second.answer == first.answer
     assert second.sources == first.sources
     assert "return_cached_answer" in nodes_of(second.steps)
-    assert llm.tasks().count("generate_answer") == 1
-    assert llm.tasks().count("classify_intent") == 1
+    assert llm.tasks() == ["generate_answer"]  # the hit cost no model call
+    assert "classify_intent" not in nodes_of(second.steps)
     assert len(source.queries) == 1
 
 
@@ -200,14 +201,20 @@ async def test_refines_once_when_results_are_weak(tmp_path: Path) -> None:
         "How do I read a file line by line in Python?",
         "python open file readline",
     ]
-    # Intent is kept across the refinement loop: classified once.
-    assert llm.tasks().count("classify_intent") == 1
+    # Intent is kept across the refinement loop: read once, by rule, never by the model.
+    intents = [s["message"] for s in result.steps if s["node"] == "classify_intent"]
+    assert [m.split(";")[0] for m in intents if "skipped" not in m] == [
+        "learning (rules)",
+        "learning (kept)",
+    ]
+    assert "classify_intent" not in llm.tasks()
     evaluations = [s["message"] for s in result.steps if s["node"] == "evaluate_results"]
     assert evaluations[0].startswith("refine:")
     assert "already refined once" in evaluations[1]
     # The only result scored too low to cite: no sources, so no citations either.
     assert result.sources == []
-    assert result.answer == ANSWER.replace(" [1]", "").replace(" [2]", "")
+    uncited = ANSWER.replace(" [1]", "").replace(" [2]", "")
+    assert result.answer == f"{prompts.NO_SOURCE_NOTE['en']}\n\n{uncited}"
 
 
 async def test_korean_refinement_translates_with_canonical_question(tmp_path: Path) -> None:
@@ -233,10 +240,8 @@ async def test_failing_source_is_reported_and_answer_still_comes(tmp_path: Path)
     errors = [s["message"] for s in result.steps if s["kind"] == "error"]
     assert sum("index is corrupted" in str(m) for m in errors) == 2  # first try and refined
     # No sources: the answer keeps its text but loses citations that point nowhere.
-    assert (
-        result.answer
-        == "Use `open()` and iterate over the file object. Each line keeps its newline."
-    )
+    uncited = "Use `open()` and iterate over the file object. Each line keeps its newline."
+    assert result.answer == f"{prompts.NO_SOURCE_NOTE['en']}\n\n{uncited}"
     assert result.sources == []
 
 

@@ -108,8 +108,8 @@ async def test_rag_required_costs_no_extra_model_call(tmp_path: Path) -> None:
     deps, llm = make_deps(tmp_path, base_script())
     result = await Assistant(deps).ask(PANDAS)
 
-    # The router decides by rule: the same two calls as the pipeline alone.
-    assert llm.tasks() == ["classify_intent", "generate_answer"]
+    # The router decides by rule: the same single call as the pipeline alone.
+    assert llm.tasks() == ["generate_answer"]
     assert nodes_of(result.steps)[:2] == ["route_query", "create_plan"]
     assert result.steps[0]["message"] == "rag_required: a new conversation"
 

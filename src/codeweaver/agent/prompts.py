@@ -243,6 +243,12 @@ def history_messages(
     ]
 
 
+# Put before an answer written with no source: the reader must know nothing backs it.
+NO_SOURCE_NOTE = {
+    "en": "_No relevant source was found: this answer comes from the model's general knowledge._",
+    "ko": "_관련 자료를 찾지 못해 모델의 일반 지식으로 답했습니다._",
+}
+
 TOO_MANY = {
     "en": (
         "You asked {count} questions at once. I answer at most two per message so each "

@@ -162,7 +162,9 @@ async def test_the_pipeline_system_runs_the_graph_with_the_cache_off(tmp_path: P
     settings = Settings(model="scripted:echo", enabled_sources="none", data_dir=tmp_path / "d")
     async with pipeline_system(llm, settings, tmp_path / "run") as answer:
         got = await answer("How do I divide each row of a DataFrame by its sum?")
-    assert got.answer.startswith("Scripted answer to:")
+    # No source is enabled: the answer is the model's alone, and says so first.
+    assert got.answer.startswith("_No relevant source was found")
+    assert "Scripted answer to: How do I divide" in got.answer
     assert got.plan_case == "single_topic" and got.drafts == 1
     assert "generate_answer" in llm.tasks()
     assert not (tmp_path / "run" / "answer_cache.sqlite").exists()

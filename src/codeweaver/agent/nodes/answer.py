@@ -77,6 +77,8 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
             "answer_attempt": attempt,
             "intermediate_steps": [step("generate_answer", "error", reason)],
         }
+    if not sources:
+        answer = f"{prompts.NO_SOURCE_NOTE.get(language, prompts.NO_SOURCE_NOTE['en'])}\n\n{answer}"
     note = f"draft {attempt} written with {len(sources)} sources"
     return {
         "answer": answer,

@@ -16,6 +16,15 @@ MAX_KEPT = 5
 SOURCE_WEIGHT = 0.5
 
 
+def is_relevant(result: SearchResult) -> bool:
+    """Whether a result may reach the prompt: it has a link, some text, and its source did
+    not score it as an incidental match."""
+    if not result.get("url") or len(result.get("snippet", "").strip()) < MIN_SNIPPET_CHARS:
+        return False
+    score = result.get("score")
+    return score is None or score >= MIN_SOURCE_SCORE
+
+
 def relevance(result: SearchResult, query: str) -> float:
     lexical = overlap(query, f"{result['title']} {result['snippet']}")
     score = result.get("score")
@@ -34,10 +43,7 @@ async def filter_and_score(state: SearchSubgraphState, deps: Deps) -> dict[str, 
     )
     kept: list[SearchResult] = []
     for result in results:
-        if not result.get("url") or len(result.get("snippet", "").strip()) < MIN_SNIPPET_CHARS:
-            continue
-        score = result.get("score")
-        if score is not None and score < MIN_SOURCE_SCORE:
+        if not is_relevant(result):
             continue
         scored: SearchResult = {**result, "relevance": round(relevance(result, query), 3)}
         kept.append(scored)

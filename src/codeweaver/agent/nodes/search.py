@@ -23,7 +23,9 @@ from codeweaver.agent.deps import (
     label_steps,
     step,
 )
+from codeweaver.agent.intent import rule_intent
 from codeweaver.agent.language import is_english
+from codeweaver.agent.nodes.refine_results import is_relevant
 from codeweaver.agent.queries import query_variations
 from codeweaver.agent.state import (
     GraphState,
@@ -38,7 +40,6 @@ from codeweaver.llm.structured import Structured, ainvoke_structured
 logger = logging.getLogger(__name__)
 
 MIN_RESULTS = 2
-MIN_MEAN_SCORE = 0.5
 MAX_REFINEMENTS = 1
 
 
@@ -51,7 +52,10 @@ class RefineOut(BaseModel):
 
 
 async def predict_intent(llm: BaseChatModel, question: str) -> Structured[IntentOut]:
-    """The intent of one question; `learning` when the model's reply is unusable."""
+    """The model's reading of a question's intent; `learning` when its reply is unusable.
+
+    The pipeline decides intent by rules (`agent.intent`); this is kept to measure the
+    model against them (`codeweaver eval intent --by model`)."""
     return await ainvoke_structured(
         llm, prompts.intent_messages(question), IntentOut, IntentOut(intent="learning")
     )
@@ -73,11 +77,8 @@ async def classify_intent(state: GraphState, deps: Deps) -> dict[str, Any]:
         intent = state["intent"]
         steps = [step("classify_intent", "think", f"{intent} (kept); query: {query}")]
         return {"search_query": query, "intermediate_steps": steps + skipped_steps(deps, intent)}
-    result = await predict_intent(deps.llm, state.get("question", ""))
-    intent = result.value.intent
-    steps = [step("classify_intent", "think", intent)]
-    if result.fallback_reason:
-        steps.append(step("classify_intent", "error", f"fell back: {result.fallback_reason}"))
+    intent = rule_intent(state.get("question", ""))
+    steps = [step("classify_intent", "think", f"{intent} (rules)")]
     steps += skipped_steps(deps, intent)
     return {"intent": intent, "search_query": query, "intermediate_steps": steps}
 
@@ -215,14 +216,12 @@ def make_route_collected(deps: Deps) -> Callable[[GraphState], str | list[Send]]
 
 
 def needs_refinement(results: list[SearchResult]) -> tuple[bool, str]:
-    if len(results) < MIN_RESULTS:
-        return True, f"only {len(results)} results"
-    scores = [r["score"] for r in results if r.get("score") is not None]
-    if scores:
-        mean = sum(scores) / len(scores)  # type: ignore[arg-type]
-        if mean < MIN_MEAN_SCORE:
-            return True, f"mean relevance {mean:.2f} < {MIN_MEAN_SCORE}"
-    return False, "enough relevant results"
+    """Refine only when the round found nothing relevant: on real questions a second round
+    after a relevant first one cost a model call and a search and changed no answer."""
+    relevant = sum(1 for r in results if is_relevant(r))
+    if not relevant:
+        return True, f"nothing relevant in {len(results)} results"
+    return False, f"{relevant} relevant of {len(results)} results"
 
 
 async def evaluate_results(state: GraphState, deps: Deps) -> dict[str, Any]:
