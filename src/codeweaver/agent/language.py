@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 
@@ -36,3 +37,25 @@ def answer_language(question: str, override: str | None) -> str:
 
 def is_english(text: str) -> bool:
     return detect_language(text) == "en"
+
+
+_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.DOTALL)
+_URL = re.compile(r"https?://\S+")
+_PIECES = re.compile(r"(?<=[.!?。])\s+|\n+")
+# An answer counts as written in a language when this share of its prose is.
+IN_LANGUAGE = 0.8
+
+
+def language_share(text: str, language: str) -> float | None:
+    """Share of the prose sentences (code, inline code and links set aside) written in
+    `language`; a Korean sentence is one holding Hangul, whatever identifiers it names.
+    None when the text has no prose."""
+    prose = _URL.sub(" ", _CODE.sub(" ", text))
+    pieces = [p for p in _PIECES.split(prose) if sum(c.isalpha() for c in p) >= 3]
+    if not pieces:
+        return None
+    if language == "ko":
+        hits = sum(1 for p in pieces if any("\uac00" <= c <= "\ud7a3" for c in p))
+    else:
+        hits = sum(1 for p in pieces if detect_language(p) == language)
+    return hits / len(pieces)

@@ -109,6 +109,18 @@ Score the candidate answer:
 Reply with JSON only: {{"score": 0}}"""
 
 
+# The last words the model reads, in the answer's own language: with English sources in
+# the prompt, a small model follows an English "answer in Korean" only half the time.
+ANSWER_IN = {
+    "ko": "반드시 한국어로 답하세요. 코드, 명령어, 함수와 라이브러리 이름만 원래대로 둡니다.",
+}
+
+
+def answer_in(language: str) -> str:
+    name = LANGUAGE_NAMES.get(language, language)
+    return ANSWER_IN.get(language, f"Answer in {name}.")
+
+
 def _system(task: str, text: str) -> SystemMessage:
     return SystemMessage(content=text, name=task)
 
@@ -186,12 +198,10 @@ def answer_messages(
         template=ANSWER_TEMPLATES[intent],
     )
     body = format_sources(sources) if sources else "(no sources were found)"
-    name = LANGUAGE_NAMES.get(language, language)
-    reminder = f"Answer in {name}." + (
-        f" Cite sources inline as [1]–[{len(sources)}]." if sources else ""
-    )
+    cite = f"Cite sources inline as [1]–[{len(sources)}].\n" if sources else ""
+    reminder = cite + answer_in(language)
     if feedback:
-        reminder += f"\n{REVISE.format(problems=feedback)}"
+        reminder = f"{REVISE.format(problems=feedback)}\n{reminder}"
     return [
         _system("generate_answer", system),
         HumanMessage(f"{body}\n<message>\n{question}\n</message>\n{reminder}"),
@@ -238,7 +248,7 @@ def history_messages(
         _system("generate_with_history", system),
         HumanMessage(
             f"<history>\n{turns}\n</history>\n<message>\n{question}\n</message>\n"
-            f"Answer in {LANGUAGE_NAMES.get(language, language)}."
+            f"{answer_in(language)}"
         ),
     ]
 
@@ -371,9 +381,8 @@ def librarian_answer_messages(
     system = LIBRARIAN_ANSWER.format(untrusted=LIBRARIAN_UNTRUSTED, language=name)
     listed = format_sources([(n, title, _data(text)) for n, title, text in sources])
     body = listed if sources else "(no sources were found)"
-    reminder = f"Answer in {name}." + (
-        f" Cite sources inline as [1]–[{len(sources)}]." if sources else ""
-    )
+    cite = f"Cite sources inline as [1]–[{len(sources)}].\n" if sources else ""
+    reminder = cite + answer_in(language)
     return [
         _system("librarian_answer", system),
         HumanMessage(

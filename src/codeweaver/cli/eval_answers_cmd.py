@@ -27,6 +27,8 @@ ROWS = [
     ("split in two", "split", "{}"),
     ("sources cited (mean)", "sources_cited", "{:.2f}"),
     ("answers citing a source", "answers_citing", "{}"),
+    ("answers in the question's language", "in_question_language", "{}"),
+    ("searched with an English form", "searched_in_english", "{}"),
     ("errors", "errors", "{}"),
 ]
 

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codeweaver.agent.language import IN_LANGUAGE, detect_language, is_english, language_share
 from codeweaver.evaluation.datasets import DatasetError, read_jsonl
 from codeweaver.evaluation.identifiers import found_in, identifiers
 from codeweaver.llm.usage import UsageMeter
@@ -75,6 +76,10 @@ class SystemRun:
     search_queries: list[str] = field(default_factory=list)
     recall: float | None = None
     found: list[str] = field(default_factory=list)
+    # Share of the answer's prose in the question's language, and whether that is enough.
+    language_share: float | None = None
+    in_question_language: bool = True
+    searched_in_english: bool | None = None
     verdict: str | None = None
     error: str | None = None
 
@@ -174,6 +179,12 @@ async def _run_one(
     run.answer, run.drafts, run.warnings = got.answer, got.drafts, got.warnings
     run.plan_case, run.sources, run.sources_cited = got.plan_case, got.sources, got.sources_cited
     run.search_queries = list(got.search_queries)
+    language = detect_language(case.question)
+    share = language_share(got.answer, language)
+    run.language_share = None if share is None else round(share, 3)
+    run.in_question_language = share is None or share >= IN_LANGUAGE
+    if language != "en" and got.search_queries:
+        run.searched_in_english = any(is_english(q) for q in got.search_queries)
     if names:
         hits = found_in(names, got.answer)
         run.recall = round(len(hits) / len(names), 4)
@@ -269,6 +280,8 @@ def summarise(rows: Sequence[dict[str, Any]], systems: Sequence[str]) -> dict[st
             "split": cases.get("multiple_questions", 0),
             "sources_cited": _mean([r["sources_cited"] for r in runs]),
             "answers_citing": sum(1 for r in runs if r["sources_cited"]),
+            "in_question_language": sum(1 for r in runs if r.get("in_question_language", True)),
+            "searched_in_english": sum(1 for r in runs if r.get("searched_in_english")),
             "verdicts": {v: verdicts.get(v, 0) for v in VERDICTS} if verdicts else None,
         }
     if len(systems) >= 2:

@@ -190,3 +190,28 @@ async def test_the_judge_maps_stackevals_scores_and_refuses_an_unusable_reply() 
     broken = model_judge(ScriptedChatModel(script={"judge_answer": "no idea"}))
     with pytest.raises(ValueError, match="unusable"):
         await broken("q", "ref", "answer")
+
+
+async def test_a_korean_question_checks_the_answer_language_and_the_search_form() -> None:
+    # tests/fixtures/korean/stackeval_ko20.jsonl, StackEval line 417.
+    case = AnswerCase(
+        "1fbaa2ab", "pandas에서 NaT와 NaN 값을 각각 다른 값으로 채우는 방법이 있나요?", ""
+    )
+
+    async def pipeline(question: str) -> Answered:
+        return Answered(
+            "Use `fillna` per column.",
+            search_queries=(question, "How to fill NaT and NaN values separately in pandas?"),
+        )
+
+    async def bare(question: str) -> Answered:
+        return Answered("열마다 `fillna`로 다른 값을 채우면 됩니다.")
+
+    (row,) = await evaluate_answers([case], {"pipeline": pipeline, "bare": bare}, UsageMeter())
+    assert row["systems"]["pipeline"]["in_question_language"] is False
+    assert row["systems"]["pipeline"]["searched_in_english"] is True
+    assert row["systems"]["bare"]["in_question_language"] is True
+    assert row["systems"]["bare"]["searched_in_english"] is None  # it never searches
+    summary = summarise([row], ["pipeline", "bare"])["systems"]
+    assert summary["pipeline"]["in_question_language"] == 0
+    assert summary["bare"]["in_question_language"] == 1

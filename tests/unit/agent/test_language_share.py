@@ -1,0 +1,36 @@
+"""How much of an answer's prose is in the question's language."""
+
+from __future__ import annotations
+
+from codeweaver.agent import prompts
+from codeweaver.agent.language import IN_LANGUAGE, language_share
+
+KOREAN_ANSWER = (
+    "pandas에서는 `fillna`에 열마다 다른 값을 줄 수 있습니다 [1].\n\n"
+    "```python\ndf['when'] = df['when'].fillna(pd.Timestamp('2020-01-01'))\n"
+    "df['x'] = df['x'].fillna(0)\n```\n\n"
+    "NaT는 날짜 열의 결측값이고, NaN은 숫자 열의 결측값입니다."
+)
+
+
+def test_code_and_identifiers_do_not_make_a_korean_answer_english() -> None:
+    assert language_share(KOREAN_ANSWER, "ko") == 1.0
+
+
+def test_an_english_answer_to_a_korean_question_scores_zero() -> None:
+    english = "Use `fillna` with a dict of values per column [1].\nNaT is a missing date."
+    share = language_share(english, "ko")
+    assert share == 0.0 and share < IN_LANGUAGE
+
+
+def test_a_mixed_answer_counts_its_sentences() -> None:
+    mixed = "fillna를 쓰세요. It fills missing values. 열마다 다른 값을 줄 수 있습니다."
+    assert language_share(mixed, "ko") == 2 / 3
+    assert language_share("```\nonly code\n```", "ko") is None
+
+
+def test_the_answer_prompt_ends_with_the_language_instruction_in_that_language() -> None:
+    messages = prompts.answer_messages("NaT와 NaN을 따로 채우려면?", "ko", "learning", [])
+    assert str(messages[-1].content).endswith(prompts.ANSWER_IN["ko"])
+    english = prompts.answer_messages("How?", "en", "learning", [(1, "t", "x")])
+    assert str(english[-1].content).endswith("Cite sources inline as [1]–[1].\nAnswer in English.")
