@@ -160,6 +160,11 @@ def test_eval_intent_reports_accuracy(env: dict[str, str], tmp_path: Path) -> No
     data.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     result = CliRunner().invoke(app, ["eval", "intent", "--file", str(data), "--json"])
     assert result.exit_code == 0, result.output
+    # The pipeline's rules read the quoted error: both right.
+    assert json.loads(result.stdout)["accuracy"] == 1.0
+    by_model = ["eval", "intent", "--file", str(data), "--json", "--by", "model"]
+    result = CliRunner().invoke(app, by_model)
+    assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
     # scripted:echo always answers "learning": one of two right.
     assert report["accuracy"] == 0.5

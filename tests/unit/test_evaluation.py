@@ -456,6 +456,48 @@ async def test_evaluate_split_by_hand() -> None:
     assert data["confusion"]["labels"] == [*PLAN_CASES, ERROR_LABEL]
 
 
+def test_split_sample_is_seeded_and_keeps_file_order() -> None:
+    path = FIXTURES / "split" / "joined.jsonl"
+    drawn = load_split_examples(path, sample=20, seed=1)
+    assert len(drawn) == 20
+    assert [e.line for e in drawn] == sorted(e.line for e in drawn)
+    assert drawn == load_split_examples(path, sample=20, seed=1)
+    assert drawn != load_split_examples(path, sample=20, seed=2)
+    # Extra fields (case, lang, style, parts) are ignored; the questions are read.
+    assert all(2 <= len(e.questions) <= 3 for e in drawn)
+    assert len(load_split_examples(path, limit=5, sample=50)) == 5
+    with pytest.raises(ValueError, match="sample"):
+        load_split_examples(path, sample=0)
+
+
+async def test_evaluate_split_counts_who_decided() -> None:
+    # Real messages: StackEval line 1 (a post) and joined.jsonl rows 1 and 205.
+    examples = load_split_examples(FIXTURES / "split" / "single_real.jsonl", limit=1)
+    examples += [
+        e for e in load_split_examples(FIXTURES / "split" / "joined.jsonl") if e.line in (1, 205)
+    ]
+    deciders = {examples[0].message: "rules", examples[1].message: "model"}
+
+    async def plan(message: str) -> tuple[str, list[str], str]:
+        example = next(e for e in examples if e.message == message)
+        return example.expected_case, list(example.questions), deciders.get(message, "rules")
+
+    report = await evaluate_split(examples, plan)
+    assert [p.decided_by for p in report.predictions] == ["rules", "model", "rules"]
+    data = report.to_dict(include_predictions=True)
+    assert data["decided_by"] == {"rules": 2, "model": 1}
+    assert data["per_case"]["multiple_questions"]["decided_by"] == {"rules": 0, "model": 1}
+    assert data["per_case"]["too_many"]["decided_by"] == {"rules": 1, "model": 0}
+    assert data["predictions"][1]["decided_by"] == "model"
+
+    async def two_values(message: str) -> tuple[str, list[str]]:
+        return "single_topic", [message]
+
+    older = await evaluate_split(examples, two_values)
+    assert older.to_dict()["decided_by"] == {"rules": 0, "model": 0}
+    assert older.predictions[0].decided_by is None
+
+
 async def test_evaluate_split_on_fixture_with_reversing_oracle() -> None:
     examples = load_split_examples(FIXTURES / "split_sample.jsonl")
     by_message = {e.message: e for e in examples}

@@ -104,19 +104,33 @@ def _deps(model: str | None) -> Any:
     return Deps(llm=llm, settings=settings, model_name=settings.model)
 
 
+class IntentBy(StrEnum):
+    rules = "rules"
+    model = "model"
+
+
 @eval_app.command("intent")
 def eval_intent(
-    file: FileOpt, as_json: JsonOpt = False, limit: LimitOpt = None, model: ModelOpt = None
+    file: FileOpt,
+    as_json: JsonOpt = False,
+    limit: LimitOpt = None,
+    model: ModelOpt = None,
+    by: Annotated[
+        IntentBy, typer.Option("--by", help="The pipeline's rules, or the chat model.")
+    ] = IntentBy.rules,
 ) -> None:
     """Intent accuracy and per-class precision/recall (StackEval format)."""
+    from codeweaver.agent.intent import rule_intent
     from codeweaver.agent.nodes.search import predict_intent
     from codeweaver.evaluation.datasets import load_intent_examples
     from codeweaver.evaluation.runners import evaluate_intent
 
     examples = _load(load_intent_examples, file, limit)
-    deps = _deps(model)
+    deps = _deps(model) if by is IntentBy.model else None
 
     async def classify(question: str) -> tuple[str, bool]:
+        if deps is None:
+            return rule_intent(question), False
         result = await predict_intent(deps.llm, question)
         return result.value.intent, not result.ok
 
@@ -125,43 +139,11 @@ def eval_intent(
         len(examples),
         as_json,
     )
+    who = deps.model_name if deps else "rules"
     _print_report(
-        f"intent on {file} ({deps.model_name})",
+        f"intent on {file} ({who})",
         report.to_dict(),
         [("examples", "total"), ("accuracy", "accuracy"), ("fell back to default", "fallbacks")],
-        as_json,
-    )
-
-
-@eval_app.command("split")
-def eval_split(
-    file: FileOpt, as_json: JsonOpt = False, limit: LimitOpt = None, model: ModelOpt = None
-) -> None:
-    """Share of messages whose case (single / 2 / too many) and questions come out right."""
-    from codeweaver.agent.nodes.plan import plan_message
-    from codeweaver.evaluation.datasets import load_split_examples
-    from codeweaver.evaluation.runners import evaluate_split
-
-    examples = _load(load_split_examples, file, limit)
-    deps = _deps(model)
-
-    async def plan(message: str) -> tuple[str, list[str]]:
-        case, questions, _how, _fallback = await plan_message(message, deps)
-        return case, questions
-
-    report = _run(
-        lambda progress: evaluate_split(examples, plan, on_progress=progress),
-        len(examples),
-        as_json,
-    )
-    _print_report(
-        f"split on {file} ({deps.model_name})",
-        report.to_dict(),
-        [
-            ("messages", "total"),
-            ("case right", "case_accuracy"),
-            ("case and questions right", "full_accuracy"),
-        ],
         as_json,
     )
 
@@ -329,3 +311,7 @@ def _stackeval_rows(path: Path, limit: int | None) -> Any:
         yield line, row
         if limit is not None and count >= limit:
             return
+
+
+# Imported last, as it registers on eval_app: `eval split`.
+from codeweaver.cli import eval_split_cmd  # noqa: E402, F401

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,9 +117,27 @@ def load_intent_examples(path: str | Path, *, limit: int | None = None) -> list[
     return examples
 
 
-def load_split_examples(path: str | Path, *, limit: int | None = None) -> list[SplitExample]:
-    """Read split examples: `{"message": str, "questions": [str, ...]}` (at least one)."""
+def load_split_examples(
+    path: str | Path,
+    *,
+    limit: int | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+) -> list[SplitExample]:
+    """Read split examples: `{"message": str, "questions": [str, ...]}` (at least one);
+    other fields (provenance, style) are ignored. `sample` keeps that many examples drawn
+    at random with `seed` (after `limit`), in file order."""
     _check_limit(limit)
+    if sample is not None and sample < 1:
+        raise ValueError("sample must be a positive integer")
+    examples = _split_examples(path, limit)
+    if sample is not None and sample < len(examples):
+        keep = sorted(random.Random(seed).sample(range(len(examples)), sample))
+        examples = [examples[i] for i in keep]
+    return examples
+
+
+def _split_examples(path: str | Path, limit: int | None) -> list[SplitExample]:
     examples: list[SplitExample] = []
     for line, obj in read_jsonl(path):
         message = _text_field(path, line, obj, "message")

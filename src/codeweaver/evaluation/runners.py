@@ -9,7 +9,7 @@ import asyncio
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from codeweaver.evaluation.datasets import INTENT_LABELS, PLAN_CASES, IntentExample, SplitExample
@@ -27,8 +27,13 @@ ERROR_LABEL = "error"
 """Predicted label recorded when the classifier or planner raised."""
 
 Classify = Callable[[str], Awaitable[tuple[str, bool]]]
-Plan = Callable[[str], Awaitable[tuple[str, list[str]]]]
+PlanResult = tuple[str, list[str]] | tuple[str, list[str], str]
+"""(case, questions) or (case, questions, who decided: one of `DECIDERS`)."""
+Plan = Callable[[str], Awaitable[PlanResult]]
 Progress = Callable[[int, int], None]
+
+DECIDERS: tuple[str, ...] = ("rules", "model")
+"""Who settled a plan: the deterministic rules, or the model they left it to."""
 
 R = TypeVar("R")
 
@@ -87,6 +92,7 @@ class SplitPrediction:
     predicted_questions: tuple[str, ...]
     fully_correct: bool
     error: str | None = None
+    decided_by: str | None = None  # one of DECIDERS, when the planner says
 
     @property
     def case_correct(self) -> bool:
@@ -103,18 +109,21 @@ class SplitPrediction:
             "case_correct": self.case_correct,
             "fully_correct": self.fully_correct,
             "error": self.error,
+            "decided_by": self.decided_by,
         }
 
 
 @dataclass(frozen=True)
 class CaseCounts:
-    """Per expected case: how many there were, were predicted, and were right."""
+    """Per expected case: how many there were, were predicted, were right, and how many
+    of its plans the rules and the model settled."""
 
     case: str
     support: int
     predicted: int
     case_correct: int
     fully_correct: int
+    decided_by: Mapping[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -122,6 +131,7 @@ class CaseCounts:
             "predicted": self.predicted,
             "case_correct": self.case_correct,
             "fully_correct": self.fully_correct,
+            "decided_by": _deciders(self.decided_by),
         }
 
 
@@ -136,6 +146,7 @@ class SplitReport:
     per_case: tuple[CaseCounts, ...]
     cases: ClassificationReport
     predictions: tuple[SplitPrediction, ...]
+    decided_by: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def case_accuracy(self) -> float:
@@ -165,12 +176,18 @@ class SplitReport:
             "case_accuracy": self.case_accuracy,
             "full_accuracy": self.full_accuracy,
             "errors": self.errors,
+            "decided_by": _deciders(self.decided_by),
             "per_case": per_case,
             "confusion": self.confusion.to_dict(),
         }
         if include_predictions:
             data["predictions"] = [p.to_dict() for p in self.predictions]
         return data
+
+
+def _deciders(counts: Mapping[str, int]) -> dict[str, int]:
+    """Counts for every decider, zero included, then any other label the planner gave."""
+    return {**dict.fromkeys(DECIDERS, 0), **counts}
 
 
 async def evaluate_intent(
@@ -224,6 +241,7 @@ async def evaluate_split(
             fully_correct=sum(
                 1 for p in predictions if p.expected_case == case and p.fully_correct
             ),
+            decided_by=_count_deciders(p for p in predictions if p.expected_case == case),
         )
         for case in cases.confusion.labels
     )
@@ -235,7 +253,12 @@ async def evaluate_split(
         per_case=per_case,
         cases=cases,
         predictions=tuple(predictions),
+        decided_by=_count_deciders(predictions),
     )
+
+
+def _count_deciders(predictions: Iterable[SplitPrediction]) -> dict[str, int]:
+    return dict(Counter(p.decided_by for p in predictions if p.decided_by is not None))
 
 
 def _intent_job(
@@ -261,7 +284,7 @@ def _split_job(example: SplitExample, plan: Plan) -> Callable[[], Awaitable[Spli
 
     async def job() -> SplitPrediction:
         try:
-            case, questions = await plan(example.message)
+            case, questions, *decider = await plan(example.message)
             if not isinstance(case, str):
                 raise TypeError(f"planner returned case {type(case).__name__}, not str")
             predicted = _as_questions(questions)
@@ -281,7 +304,14 @@ def _split_job(example: SplitExample, plan: Plan) -> Callable[[], Awaitable[Spli
             case != "multiple_questions" or questions_match(example.questions, predicted)
         )
         return SplitPrediction(
-            example.line, example.message, expected, case, example.questions, predicted, fully
+            example.line,
+            example.message,
+            expected,
+            case,
+            example.questions,
+            predicted,
+            fully,
+            decided_by=decider[0] if decider else None,
         )
 
     return job

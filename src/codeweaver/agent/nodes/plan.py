@@ -32,22 +32,36 @@ def decide_case(questions: list[str], message: str) -> tuple[PlanCase, list[str]
     return "single_topic", [message]
 
 
-async def plan_message(message: str, deps: Deps) -> tuple[PlanCase, list[str], str, str | None]:
-    """Decide the case: (case, questions, how it was decided, fallback reason).
+def plan_by_rules(message: str) -> tuple[PlanCase, list[str], str] | None:
+    """(case, questions, how) when the rules settle the message alone, else None.
 
-    Rules decide whenever the message's own punctuation and lines show its questions;
-    the model is asked only to list the questions of a message the rules cannot split
-    ("what is X and how do I use it?"). Small models list questions reliably but
-    misjudge a case named in the prompt, so the case is always derived from the list.
+    Rules decide whenever the message's lines, punctuation and subjects show its
+    questions: the guard declines 3+ independent questions, keeps a post or one subject
+    whole, and two independent questions are split unless they share a subject.
     """
     decision = guard(message)
     if decision.case == "too_many":
-        return "too_many", decision.candidates, f"guard: {decision.reason}", None
+        return "too_many", decision.candidates, f"guard: {decision.reason}"
     if decision.case == "single_topic":
-        return "single_topic", [message], f"rule: {decision.reason}", None
+        return "single_topic", [message], f"rule: {decision.reason}"
     if len(decision.candidates) == 2:
         case, questions = decide_case(decision.candidates, message)
-        return case, questions, "rule: two question candidates", None
+        return case, questions, f"rule: {decision.reason}"
+    return None
+
+
+async def plan_message(message: str, deps: Deps) -> tuple[PlanCase, list[str], str, str | None]:
+    """Decide the case: (case, questions, how it was decided, fallback reason).
+
+    The rules go first; the model is asked only to list the questions of a message they
+    cannot split ("what is X and how do I use it?"). Small models list questions
+    reliably but misjudge a case named in the prompt, so the case is always derived from
+    the list. `how` is "model" when the model decided.
+    """
+    ruled = plan_by_rules(message)
+    if ruled is not None:
+        case, questions, how = ruled
+        return case, questions, how, None
     result = await ainvoke_structured(
         deps.llm, prompts.plan_messages(message), PlanOut, PlanOut(questions=[message])
     )
