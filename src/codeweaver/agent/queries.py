@@ -16,11 +16,53 @@ import re
 from codeweaver.agent.language import is_english
 
 MAX_QUERIES = 3
+MAX_TITLE_CHARS = 200
+MAX_NAMES = 4
 FOCUS = 0.6  # an error line shorter than this share of the query narrows it usefully
 _ERROR_LINE = re.compile(
     r"\b((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt))\b"
     r"(?::[ \t]*([^\n]{1,120}))?"
 )
+
+
+_FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+_INLINE = re.compile(r"`([^`\n]{2,60})`")
+# Names a post's prose quotes: dotted names, calls, snake_case and CamelCase identifiers.
+_NAME = re.compile(
+    r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b(?:\(\))?|\b[A-Za-z_]\w*\(\)|"
+    r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b"
+)
+_MARKDOWN_ESCAPE = re.compile(r"\\([_*\[\]#`])")
+_IDENTIFIER = re.compile(r"^[A-Za-z_][\w.-]*(?:\(\))?$")
+
+
+def search_form(question: str) -> str:
+    """What a search engine should get for a question.
+
+    A one-line question is itself. A pasted post (a title, then a body with code) is its
+    title plus the few names its prose quotes (`df.duplicated`, `insert_many`): a search
+    engine given the whole post, code and all, ranks on its noise. The error line is
+    added as a variation of its own (`query_variations`).
+    """
+    text = _MARKDOWN_ESCAPE.sub(r"\1", question.strip())  # "insert\_many" → "insert_many"
+    lines = [line.strip() for line in _FENCED.sub("\n", text).splitlines() if line.strip()]
+    if not lines:
+        return " ".join(text.split())
+    if len(lines) == 1 and len(lines[0]) <= MAX_TITLE_CHARS:
+        return " ".join(lines[0].split())
+    title = lines[0]
+    if len(title) > MAX_TITLE_CHARS:
+        title = title[:MAX_TITLE_CHARS].rsplit(" ", 1)[0]
+    body = "\n".join(lines[1:])
+    quoted = [span.strip() for span in _INLINE.findall(body)]
+    names = [q for q in quoted if _IDENTIFIER.match(q)] + _NAME.findall(_INLINE.sub(" ", body))
+    seen = title.lower()
+    extra: list[str] = []
+    for name in dict.fromkeys(n.removesuffix("()") for n in names):
+        if name.lower() not in seen and len(extra) < MAX_NAMES:
+            extra.append(name)
+            seen += " " + name.lower()
+    return " ".join([*title.split(), *extra])
 
 
 def error_query(text: str) -> str | None:

@@ -26,7 +26,7 @@ from codeweaver.agent.deps import (
 from codeweaver.agent.intent import rule_intent
 from codeweaver.agent.language import is_english
 from codeweaver.agent.nodes.refine_results import is_relevant
-from codeweaver.agent.queries import query_variations
+from codeweaver.agent.queries import query_variations, search_form
 from codeweaver.agent.state import (
     GraphState,
     RefineStrategy,
@@ -71,7 +71,7 @@ def skipped_steps(deps: Deps, intent: str) -> list[Step]:
 
 
 async def classify_intent(state: GraphState, deps: Deps) -> dict[str, Any]:
-    query = state.get("search_query") or state.get("question", "")
+    query = state.get("search_query") or search_form(state.get("question", ""))
     if state.get("refinement_count", 0) and state.get("intent"):
         # Refinement changes the query, not what the user wants.
         intent = state["intent"]
