@@ -192,14 +192,15 @@ async def test_uncacheable_question_is_not_stored(tmp_path: Path) -> None:
 
 async def test_refines_once_when_results_are_weak(tmp_path: Path) -> None:
     source = FakeSource(results=[doc(1, score=0.1)])
-    refine = '{"query": "python open file readline"}'
-    deps, llm = make_deps(tmp_path, base_script(refine_search=refine), [source])
+    deps, llm = make_deps(tmp_path, base_script(), [source])
     result = await Assistant(deps).ask("How do I read a file line by line in Python?")
 
-    assert llm.tasks().count("refine_search") == 1
+    # One result, and off topic: the second round broadens the query by rule, at no
+    # model call, to its core terms.
+    assert "refine_search" not in llm.tasks()
     assert source.queries == [
         "How do I read a file line by line in Python?",
-        "python open file readline",
+        "read file line Python",
     ]
     # Intent is kept across the refinement loop: read once, by rule, never by the model.
     intents = [s["message"] for s in result.steps if s["node"] == "classify_intent"]
@@ -217,7 +218,41 @@ async def test_refines_once_when_results_are_weak(tmp_path: Path) -> None:
     assert result.answer == f"{prompts.NO_SOURCE_NOTE['en']}\n\n{uncited}"
 
 
-async def test_korean_refinement_translates_with_canonical_question(tmp_path: Path) -> None:
+async def test_off_topic_results_get_a_more_specific_query_from_the_model(
+    tmp_path: Path,
+) -> None:
+    source = FakeSource(results=[doc(1, score=0.1), doc(2, score=0.2)])
+    refine = '{"query": "python open file readline"}'
+    deps, llm = make_deps(tmp_path, base_script(refine_search=refine), [source])
+    result = await Assistant(deps).ask("How do I read a file line by line in Python?")
+    assert llm.tasks().count("refine_search") == 1
+    assert source.queries[-1] == "python open file readline"
+    refined = [s["message"] for s in result.steps if s["node"] == "refine_search"]
+    assert refined[0].startswith("MORE_SPECIFIC")
+
+
+async def test_relevant_results_are_never_refined(tmp_path: Path) -> None:
+    source = FakeSource(results=[doc(1, score=0.9)])
+    deps, llm = make_deps(tmp_path, base_script(), [source])
+    result = await Assistant(deps).ask("How do I read a file line by line in Python?")
+    assert len(source.queries) == 1
+    assert "refine_search" not in nodes_of(result.steps)
+    assert llm.tasks() == ["generate_answer"]
+
+
+async def test_a_broader_query_that_is_the_query_already_is_not_searched(tmp_path: Path) -> None:
+    source = FakeSource(results=[])
+    deps, _llm = make_deps(tmp_path, base_script(), [source])
+    result = await Assistant(deps).ask("pandas groupby rolling mean")
+    assert source.queries == ["pandas groupby rolling mean"]
+    evaluations = [s["message"] for s in result.steps if s["node"] == "evaluate_results"]
+    assert evaluations == ["proceed: nothing relevant in 0 results; a broader query would "
+                           "find the same, going on"]  # fmt: skip
+
+
+async def test_korean_question_searches_its_english_form_first_then_broadens(
+    tmp_path: Path,
+) -> None:
     source = FakeSource(results=[])
     analyze = (
         '{"question_type": "new_topic", "should_cache": true, '
@@ -225,10 +260,15 @@ async def test_korean_refinement_translates_with_canonical_question(tmp_path: Pa
     )
     deps, llm = make_deps(tmp_path, base_script(analyze_question=analyze), [source])
     result = await Assistant(deps).ask("파이썬에서 파일을 한 줄씩 읽으려면?")
-    assert source.queries[1] == "how to read a file line by line in python"
-    assert "refine_search" not in llm.tasks()  # the canonical question is reused
+    # The English form is a variation of the first round; the second broadens it.
+    assert source.queries == [
+        "파이썬에서 파일을 한 줄씩 읽으려면?",
+        "how to read a file line by line in python",
+        "read file line python",
+    ]
+    assert "refine_search" not in llm.tasks()
     refine = [s["message"] for s in result.steps if s["node"] == "refine_search"]
-    assert refine and refine[0].startswith("TRANSLATE")
+    assert refine and refine[0].startswith("MORE_GENERAL")
 
 
 async def test_failing_source_is_reported_and_answer_still_comes(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from codeweaver.agent.language import is_english
+from codeweaver.agent.text import STOPWORDS
 
 MAX_QUERIES = 3
 MAX_TITLE_CHARS = 200
@@ -63,6 +64,18 @@ def search_form(question: str) -> str:
             extra.append(name)
             seen += " " + name.lower()
     return " ".join([*title.split(), *extra])
+
+
+_TERM = re.compile(r"[\w.+#-]+")
+MAX_GENERAL_TERMS = 6
+
+
+def general_query(query: str) -> str | None:
+    """The query's core terms (stopwords dropped, names kept as written), or None when
+    that is the query already: a search engine would return the same documents."""
+    terms = [t for t in _TERM.findall(query) if len(t) > 1 and t.lower() not in STOPWORDS]
+    general = " ".join(list(dict.fromkeys(terms))[:MAX_GENERAL_TERMS])
+    return general if general and general != " ".join(query.split()) else None
 
 
 def error_query(text: str) -> str | None:

@@ -3,7 +3,7 @@ via ProsusAI/stack-eval; cited by line)."""
 
 from __future__ import annotations
 
-from codeweaver.agent.queries import query_variations, search_form
+from codeweaver.agent.queries import general_query, query_variations, search_form
 
 # StackEval line 10, abridged: title, prose, code, prose.
 PYMONGO_POST = (
@@ -40,3 +40,12 @@ def test_markdown_escapes_are_undone_and_the_error_line_is_its_own_variation() -
     assert form.startswith("How to Ignore Duplicate Key Errors Safely Using insert_many")
     assert "\\_" not in form
     assert query_variations(form, PYMONGO_POST, None) == [form, "pymongo.errors.BulkWriteError"]
+
+
+def test_a_broader_query_keeps_the_core_terms_and_names_as_written() -> None:
+    # StackEval line 10's title, and line 14's.
+    title = "How to Ignore Duplicate Key Errors Safely Using insert_many"
+    assert general_query(title) == "Ignore Duplicate Key Errors Safely insert_many"
+    assert general_query("Sort Dict by Values in Python 3.6+") == "Sort Dict Values Python 3.6+"
+    # Nothing to drop: the same query would find the same documents.
+    assert general_query("python open file readline") is None

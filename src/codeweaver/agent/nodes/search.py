@@ -26,7 +26,7 @@ from codeweaver.agent.deps import (
 from codeweaver.agent.intent import rule_intent
 from codeweaver.agent.language import is_english
 from codeweaver.agent.nodes.refine_results import is_relevant
-from codeweaver.agent.queries import query_variations, search_form
+from codeweaver.agent.queries import general_query, query_variations, search_form
 from codeweaver.agent.state import (
     GraphState,
     RefineStrategy,
@@ -230,6 +230,8 @@ async def evaluate_results(state: GraphState, deps: Deps) -> dict[str, Any]:
     refine = weak and refinements < MAX_REFINEMENTS
     if weak and not refine:
         why += "; already refined once, going on"
+    elif refine and choose_strategy(state) == "MORE_GENERAL" and rule_query(state) is None:
+        refine, why = False, why + "; a broader query would find the same, going on"
     return {
         "needs_refinement": refine,
         "intermediate_steps": [
@@ -243,12 +245,26 @@ def route_evaluation(state: GraphState) -> str:
 
 
 def choose_strategy(state: GraphState) -> RefineStrategy:
+    """TRANSLATE a non-English query that has no English search form yet; broaden a query
+    that found nothing; make one whose results were all off topic more specific."""
     query = state.get("search_query") or state.get("question", "")
-    if not is_english(query):
+    canonical = state.get("canonical_question") or ""
+    if not is_english(query) and not is_english(canonical):
         return "TRANSLATE"
     if len(state.get("search_results") or []) < MIN_RESULTS:
         return "MORE_GENERAL"
     return "MORE_SPECIFIC"
+
+
+def rule_query(state: GraphState) -> str | None:
+    """The refined query rules can write, or None (then the model writes it). A broader
+    query is the core terms of the English one, which the first round already searched."""
+    if choose_strategy(state) != "MORE_GENERAL":
+        return None
+    query = state.get("search_query") or state.get("question", "")
+    if not is_english(query):
+        query = state.get("canonical_question") or query
+    return general_query(query)
 
 
 async def refine_search(state: GraphState, deps: Deps) -> dict[str, Any]:
@@ -257,8 +273,9 @@ async def refine_search(state: GraphState, deps: Deps) -> dict[str, Any]:
     query = state.get("search_query") or question
     canonical = state.get("canonical_question", "")
     steps = []
-    if strategy == "TRANSLATE" and canonical and is_english(canonical):
-        new_query = canonical  # analyze_question already wrote it in English
+    ruled = rule_query(state)
+    if ruled is not None:
+        new_query = ruled  # no model call: the core terms of the query
     else:
         result = await ainvoke_structured(
             deps.llm,
