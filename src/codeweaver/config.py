@@ -119,11 +119,12 @@ class Settings(BaseSettings):
         description="Check each answer's cited claims against its sources.",
     )
     grounding_retries: int = Field(
-        default=2,
+        default=1,
         ge=0,
         le=5,
         validation_alias=AliasChoices("grounding_retries", "CODEWEAVER_GROUNDING_RETRIES"),
-        description="Regenerations after a failed check, before answering with a warning.",
+        description="Rewrites of an answer whose cited claim contradicts its source, before "
+        "answering with a warning.",
     )
     grounding_judge: Literal["words", "model"] = Field(
         default="words",

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from codeweaver.agent.citations import (
     attribute_citations,
+    cited_numbers,
     drop_unknown_citations,
+    remove_citations,
     renumber_citations,
     strip_source_list,
     tidy_answer,
@@ -77,3 +79,37 @@ def test_model_citations_are_left_alone() -> None:
 def test_tidy_answer_combines_the_steps() -> None:
     answer = "Sort with `list.sort()` and a key function [9].\n\nSources:\n- [1] list.sort"
     assert tidy_answer(answer, [SORT]) == "Sort with `list.sort()` and a key function [1]."
+
+
+# StackEval's accepted answer on shadow DOM events (held-out grounding set, line 67).
+SHADOW_DOM = (
+    "However, you can still get the real target by getting the first item of the "
+    "`Event.path` Array property [1].\n\n```\nevent.path[0]\n\n```\n\n"
+    "NB: of course it will work only with open Shadow DOM [1]."
+)
+
+
+def test_code_indices_are_not_citations() -> None:
+    assert cited_numbers(SHADOW_DOM) == [1, 1]  # `event.path[0]` is code
+    assert drop_unknown_citations(SHADOW_DOM, 1) == SHADOW_DOM
+    inline = "Use `arr[2]` for the third item [3]."  # an index in a code span stays
+    assert drop_unknown_citations(inline, 1) == "Use `arr[2]` for the third item."
+
+
+def test_removing_one_claims_citation_keeps_the_sentence_and_the_others() -> None:
+    claim = "NB: of course it will work only with open Shadow DOM [1]."
+    cleaned = remove_citations(SHADOW_DOM, [(claim, {1})])
+    assert cleaned.endswith("NB: of course it will work only with open Shadow DOM.")
+    assert "Array property [1]." in cleaned and "event.path[0]" in cleaned
+    # Of two markers only the named one goes, and no space is left before the other.
+    assert remove_citations("Keep it [1][2].", [("Keep it [1][2].", {1})]) == "Keep it [2]."
+
+
+def test_a_claim_wrapped_over_lines_is_still_found() -> None:
+    wrapped = SHADOW_DOM.replace("the first item of the ", "the first item\nof the ")
+    claim = (
+        "However, you can still get the real target by getting the first item of the "
+        "`Event.path` Array property [1]."
+    )
+    cleaned = remove_citations(wrapped, [(claim, [1])])
+    assert "first item\nof the `Event.path` Array property." in cleaned

@@ -16,6 +16,8 @@ SOURCE = doc(
 )
 GROUNDED = "`sorted()` returns a new sorted list [1]. `list.sort()` sorts in place [1]."
 INVENTED = "Dictionaries are stored on the GPU by the garbage collector [1]."
+# The source's second sentence with a negation added: it says the opposite.
+CONTRADICTING = "The `list.sort()` method does not sort in place [1]."
 
 
 def test_claims_are_prose_sentences_with_their_citations() -> None:
@@ -33,15 +35,17 @@ def test_words_decide_clear_cases_and_leave_the_rest() -> None:
     supported, invented = split_claims(f"{GROUNDED} {INVENTED}")[0], split_claims(INVENTED)[0]
     verdict = lexical_verdict(supported, [SOURCE])
     assert verdict is not None and verdict.supported
+    # Unsupported but not shown wrong: its citation is removed, nothing is rewritten.
     verdict = lexical_verdict(invented, [SOURCE])
-    assert verdict is not None and not verdict.supported
+    assert verdict is not None and verdict.outcome == "citation removed"
     number = split_claims("`sorted()` takes 3 arguments [1].")[0]
     verdict = lexical_verdict(number, [SOURCE])
-    assert verdict is not None and not verdict.supported and "3" in verdict.reason
-    # A source sentence restated with its negation flipped is caught by words.
-    negated = split_claims("The `list.sort()` method does not sort in place [1].")[0]
+    assert verdict is not None and verdict.outcome == "citation removed" and "3" in verdict.reason
+    # A source sentence restated with its negation flipped contradicts it.
+    negated = split_claims(CONTRADICTING)[0]
     verdict = lexical_verdict(negated, [SOURCE])
-    assert verdict is not None and not verdict.supported and "reverses" in verdict.reason
+    assert verdict is not None and verdict.outcome == "contradiction"
+    assert "adds 'not'" in verdict.reason
     kept = split_claims("The `list.sort()` method sorts in place [1].")[0]
     verdict = lexical_verdict(kept, [SOURCE])
     assert verdict is not None and verdict.supported
@@ -87,8 +91,9 @@ async def test_the_model_settles_undecided_claims_in_one_call() -> None:
     )
     report = await check_grounding(llm, "How do I sort a list?", answer, [SOURCE])
     assert llm.tasks() == ["check_answer"]
-    assert [v.claim.index for v in report.unsupported] == [2]
-    assert report.asked_model and not report.passed
+    # The model's finding removes the citation; only a contradiction sends it back.
+    assert [v.claim.index for v in report.removed] == [2]
+    assert report.asked_model and report.passed
     judged = str(llm.calls[0][1][-1].content)
     assert '<claim n="2">' in judged and "returns None" in judged  # excerpt of source 1
 
@@ -97,7 +102,9 @@ async def test_unknown_citations_and_a_failing_model_are_reported() -> None:
     broken = ScriptedChatModel(script={"check_answer": "no json here"})
     answer = "`list.sort()` does not return a list [1]. See also [4]."
     report = await check_grounding(broken, "How do I sort?", answer, [SOURCE])
-    assert report.unknown_citations == [4] and not report.passed
+    # A citation naming no source is removed from the answer, not sent back.
+    assert report.unknown_citations == [4] and report.passed
+    assert report.cleaned(answer, 1) == "`list.sort()` does not return a list [1]. See also."
     assert report.model_problem  # the fallback is recorded, not hidden
     # Without the model's verdict the negated claim is not condemned; [4] names no source.
     assert [(v.claim.index, v.reason) for v in report.unsupported] == [
@@ -122,7 +129,10 @@ async def test_a_grounded_answer_passes_first_time_and_is_cached(tmp_path: Path)
 async def test_feedback_reaches_the_second_attempt(tmp_path: Path) -> None:
     deps, llm = make_deps(
         tmp_path,
-        {"classify_intent": '{"intent": "learning"}', "generate_answer": [INVENTED, GROUNDED]},
+        {
+            "classify_intent": '{"intent": "learning"}',
+            "generate_answer": [CONTRADICTING, GROUNDED],
+        },
         [FakeSource(results=[SOURCE])],
     )
     result = await Assistant(deps).ask("How do I sort a list in Python?")
@@ -130,7 +140,7 @@ async def test_feedback_reaches_the_second_attempt(tmp_path: Path) -> None:
     attempts = [m for task, m in llm.calls if task == "generate_answer"]
     assert len(attempts) == 2
     second = str(attempts[1][-1].content)
-    assert "A reviewer checked" in second and "garbage collector" in second
+    assert "A reviewer checked" in second and "does not sort in place" in second
     assert "A reviewer" not in str(attempts[0][-1].content)
 
 
@@ -139,16 +149,15 @@ async def test_retries_are_bounded_and_the_best_answer_carries_a_warning(
 ) -> None:
     deps, llm = make_deps(
         tmp_path,
-        {"classify_intent": '{"intent": "learning"}', "generate_answer": INVENTED},
+        {"classify_intent": '{"intent": "learning"}', "generate_answer": CONTRADICTING},
         [FakeSource(results=[SOURCE])],
-        grounding_retries=2,
     )
     result = await Assistant(deps).ask("How do I sort a list in Python?")
-    assert llm.tasks().count("generate_answer") == 3  # the first try and two retries
-    assert result.answer.startswith(INVENTED)
-    assert "**Warning:**" in result.answer and "garbage collector" in result.answer
+    assert llm.tasks().count("generate_answer") == 2  # the first try and the one rewrite
+    assert result.answer.startswith(CONTRADICTING)
+    assert "**Warning:**" in result.answer and "does not sort in place" in result.answer
     retries = [s for s in result.steps if s["kind"] == "think" and s["node"] == "check_answer"]
-    assert len(retries) == 2
+    assert len(retries) == 1
     assert deps.cache.lookup("How do I sort a list in Python?") is None  # never cached
 
 
@@ -166,11 +175,14 @@ async def test_the_check_can_be_turned_off(tmp_path: Path) -> None:
 def test_warning_speaks_the_answer_language() -> None:
     from codeweaver.agent.grounding import ClaimVerdict, GroundingReport
 
-    claim = split_claims(INVENTED)[0]
-    report = GroundingReport([ClaimVerdict(claim, False, 0.0, "not in the source")], [3])
-    assert "주의" in warning(report, "ko") and "[3]" in warning(report, "ko")
+    claim = split_claims(CONTRADICTING)[0]
+    verdict = ClaimVerdict(claim, False, 1.0, "it adds 'not'", contradicts=True)
+    report = GroundingReport([verdict], [3])
+    assert "주의" in warning(report, "ko") and "does not sort" in warning(report, "ko")
     english = warning(report, "en")
-    assert "Warning" in english and "garbage collector" in english and "[3]" in english
+    assert "Warning" in english and "does not sort" in english
+    # An unknown citation is removed from the answer, so the warning no longer lists it.
+    assert "[3]" not in english
 
 
 async def test_unchecked_answers_are_cached_failed_ones_never(tmp_path: Path) -> None:
@@ -211,7 +223,7 @@ def test_adding_a_negation_to_a_negated_sentence_reverses_it_too() -> None:
     source = doc(1, text="The `sort()` method does not return the list. It sorts in place.")
     doubled = split_claims("The `sort()` method does not never return the list [1].")[0]
     verdict = lexical_verdict(doubled, [source])
-    assert verdict is not None and not verdict.supported and "reverses" in verdict.reason
+    assert verdict is not None and verdict.contradicts and "adds 'never'" in verdict.reason
     same = split_claims("The `sort()` method does not return the list [1].")[0]
     verdict = lexical_verdict(same, [source])
     assert verdict is not None and verdict.supported
@@ -236,7 +248,9 @@ async def test_undecided_claims_go_to_the_model_only_when_it_is_the_judge(
         )
         result = await Assistant(deps).ask("How do I sort a list in Python?")
         assert ("check_answer" in llm.tasks()) is asked
-        assert ("**Warning:**" in result.answer) is asked
+        # The model's finding removes the citation; it is no contradiction to warn about.
+        assert ("[1]" in result.answer) is not asked
+        assert "**Warning:**" not in result.answer
 
 
 def test_a_citation_closes_its_sentence_whatever_case_follows() -> None:

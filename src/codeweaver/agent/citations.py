@@ -10,12 +10,16 @@ that shares nothing with any source.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Collection, Sequence
+from functools import partial
 
 from codeweaver.agent.state import SearchResult
 from codeweaver.agent.text import tokens
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
 _CITATION_WITH_SPACE = re.compile(r"[ \t]?\[(\d{1,3})\]")
+# Code blocks and code spans: `event.path[0]` holds an index, not a citation.
+_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
 _SOURCE_HEADING = re.compile(
     r"^\s*(?:#+\s*)?(?:\*\*)?(?:sources?(?: cited| used)?|references?|출처|참고(?: ?자료)?)"
     r"\s*:?\s*(?:\*\*)?\s*:?\s*$",
@@ -41,11 +45,60 @@ def strip_source_list(answer: str) -> str:
     return answer[: match.start()].rstrip()
 
 
+def outside_code(text: str, change: Callable[[str], str]) -> str:
+    """`text` with `change` applied to every stretch outside code blocks and code spans."""
+    parts: list[str] = []
+    position = 0
+    for match in _CODE.finditer(text):
+        parts += [change(text[position : match.start()]), match.group(0)]
+        position = match.end()
+    return "".join([*parts, change(text[position:])])
+
+
+def cited_numbers(text: str) -> list[int]:
+    """The numbers of the `[n]` markers of `text`, in order, none from inside code."""
+    return [int(n) for n in CITATION.findall(_CODE.sub(" ", text))]
+
+
+def strip_citations(text: str) -> str:
+    """`text` without its `[n]` markers; code keeps its brackets."""
+    return outside_code(text, lambda part: CITATION.sub(" ", part))
+
+
+def _unmark(prose: str, drop: Callable[[int], bool]) -> str:
+    """`prose` without the markers whose number `drop` accepts ("a [1][2]" → "a [2]")."""
+
+    def replace(match: re.Match[str]) -> str:
+        if not drop(int(match.group(1))):
+            return match.group(0)
+        spaced = match.group(0)[0] in " \t"
+        return " " if spaced and prose[match.end() : match.end() + 1] == "[" else ""
+
+    return _CITATION_WITH_SPACE.sub(replace, prose)
+
+
 def drop_unknown_citations(answer: str, count: int) -> str:
-    """Remove `[n]` markers that point at no listed source."""
-    return _CITATION_WITH_SPACE.sub(
-        lambda m: m.group(0) if 1 <= int(m.group(1)) <= count else "", answer
-    )
+    """Remove `[n]` markers that point at no listed source (code is left alone)."""
+    return outside_code(answer, lambda part: _unmark(part, lambda n: not 1 <= n <= count))
+
+
+def remove_citations(answer: str, claims: Sequence[tuple[str, Collection[int]]]) -> str:
+    """Remove the given `[n]` markers from each claim's sentence; the sentence stays.
+
+    A claim is given as written (whitespace aside) with the numbers to remove; claims
+    are looked for in order, each after the previous one, so a repeated sentence loses
+    the right markers.
+    """
+    position = 0
+    for text, numbers in claims:
+        pattern = re.compile(r"\s+".join(re.escape(word) for word in text.split()))
+        match = (pattern.search(answer, position) or pattern.search(answer)) if text else None
+        if match is None:
+            continue
+        span = outside_code(match.group(0), partial(_unmark, drop=set(numbers).__contains__))
+        answer = answer[: match.start()] + span + answer[match.end() :]
+        position = match.start() + len(span)
+    return answer
 
 
 def renumber_citations(answer: str, offset: int) -> str:

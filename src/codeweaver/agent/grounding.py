@@ -1,12 +1,19 @@
-"""Does an answer stand on its sources? Claims, their citations, and a grade (SPEC §3).
+"""Does an answer stand on its sources? Claims, their citations, and a grade.
 
-The answer is split into claims (sentences outside code). Every citation number must
-name a listed source. A cited claim is compared with the sources it cites: its subject
-words must be found there, and so must its numbers and versions. Words settle most
-claims; the rest (partly matching, or negated, where polarity matters) go to the model
-in one batched call, which also grades whether the answer addresses the question.
-Uncited sentences are general knowledge by the answer prompt's own rule and are not
-checked against sources.
+The answer is split into claims: sentences outside code that cite a source (an uncited
+sentence is general knowledge, not a claim). Each claim gets one of three outcomes:
+
+- supported: it restates a sentence of its cited source (Markdown, code spans, links,
+  punctuation, case and a short lead-in set aside), or its subject words, numbers and
+  versions are all found there; such a claim is never flagged;
+- citation removed: its source does not support it, but nothing shows it wrong; the
+  sentence stays, without the citation;
+- contradiction: a source sentence restated with a negation added or dropped, a number
+  or a version changed, or a name swapped; only this sends the answer back for a rewrite.
+
+Words settle most claims at no cost. What they cannot settle passes, or with the model
+judge goes to the model in one batched call, which also grades whether the answer
+addresses the question.
 """
 
 from __future__ import annotations
@@ -18,7 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from codeweaver.agent.citations import CITATION
+from codeweaver.agent.citations import (
+    CITATION,
+    cited_numbers,
+    drop_unknown_citations,
+    remove_citations,
+    strip_citations,
+)
+from codeweaver.agent.restatement import best_alignment
 from codeweaver.agent.text import STOPWORDS, sentences
 from codeweaver.memory.verify import NEGATION, stemmed_words, subject_words
 
@@ -29,8 +43,6 @@ if TYPE_CHECKING:
 
 SUPPORTED = 0.6  # share of a claim's subject words found in its sources: supported
 UNSUPPORTED = 0.15  # below this share: unsupported without asking the model
-_NEGATION_WORDS = frozenset({*NEGATION, "n't", "cannot", "can't", "don't", "doesn't", "isn't"})
-RESTATED = 0.8  # share of a claim's words in one source sentence: it restates that sentence
 MIN_CLAIM_WORDS = 3
 MIN_ANSWER_LETTERS = 3
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
@@ -67,8 +79,11 @@ class Claim:
 
     @property
     def plain(self) -> str:
-        text = " ".join(CITATION.sub(" ", self.text).split())
+        text = " ".join(strip_citations(self.text).split())
         return re.sub(r"\s+([.,;:!?])", r"\1", text)
+
+
+SUPPORTED_CLAIM, REMOVED, CONTRADICTION = "supported", "citation removed", "contradiction"
 
 
 @dataclass(frozen=True)
@@ -77,6 +92,13 @@ class ClaimVerdict:
     supported: bool
     support: float
     reason: str
+    contradicts: bool = False  # an unsupported claim that its source says the opposite of
+
+    @property
+    def outcome(self) -> str:
+        if self.supported:
+            return SUPPORTED_CLAIM
+        return CONTRADICTION if self.contradicts else REMOVED
 
 
 @dataclass
@@ -90,46 +112,71 @@ class GroundingReport:
 
     @property
     def unsupported(self) -> list[ClaimVerdict]:
+        """Every claim its source does not support: removed citations and contradictions."""
         return [v for v in self.verdicts if not v.supported]
 
     @property
-    def passed(self) -> bool:
-        return not self.unsupported and not self.unknown_citations and self.answers_question
+    def contradictions(self) -> list[ClaimVerdict]:
+        return [v for v in self.verdicts if v.outcome == CONTRADICTION]
 
-    def rank(self) -> tuple[int, int, int]:
+    @property
+    def removed(self) -> list[ClaimVerdict]:
+        """Claims whose citations are removed: unsupported, but not shown wrong."""
+        return [v for v in self.verdicts if v.outcome == REMOVED]
+
+    @property
+    def passed(self) -> bool:
+        """Nothing to rewrite: no contradiction, and the answer addresses the question."""
+        return not self.contradictions and self.answers_question
+
+    def rank(self) -> tuple[int, int, int, int]:
         """Lower is better: for keeping the best of several attempts."""
         return (
-            len(self.unsupported) + len(self.unknown_citations),
+            len(self.contradictions),
             0 if self.answers_question else 1,
+            len(self.removed) + len(self.unknown_citations),
             -len(self.verdicts),
         )
 
+    def cleaned(self, answer: str, sources: int) -> str:
+        """`answer` without the citations its sources do not support; sentences stay."""
+        removals = [(v.claim.text, v.claim.citations) for v in self.removed]
+        return drop_unknown_citations(remove_citations(answer, removals), sources)
+
     def feedback(self) -> str:
         """What the next attempt must fix, for the answer prompt."""
-        lines = [f'- "{v.claim.plain}": {v.reason}' for v in self.unsupported]
-        if self.unknown_citations:
-            numbers = ", ".join(f"[{n}]" for n in self.unknown_citations)
-            lines.append(f"- citations {numbers} name no listed source")
+        lines = [f'- "{v.claim.plain}": {v.reason}' for v in self.contradictions]
         if not self.answers_question:
             lines.append(f"- the answer does not address the question ({self.grade_reason})")
         return "\n".join(lines)
 
     def summary(self) -> str:
         checked = len(self.verdicts)
-        if self.passed:
-            return f"{checked} cited claims supported by their sources"
-        return (
-            f"{len(self.unsupported)} of {checked} cited claims unsupported"
-            + (f"; unknown citations {self.unknown_citations}" if self.unknown_citations else "")
-            + ("" if self.answers_question else f"; off the question ({self.grade_reason})")
-        )
+        parts = [f"{checked - len(self.unsupported)} of {checked} cited claims supported"]
+        if self.contradictions:
+            parts.append(f"{len(self.contradictions)} contradict their source")
+        if self.removed:
+            parts.append(f"citation removed from {len(self.removed)} unsupported")
+        if self.unknown_citations:
+            numbers = ", ".join(f"[{n}]" for n in self.unknown_citations)
+            parts.append(f"removed {numbers}: no such source")
+        if not self.answers_question:
+            parts.append(f"off the question ({self.grade_reason})")
+        return "; ".join(parts)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "passed": self.passed,
             "claims": len(self.verdicts),
+            "contradictions": len(self.contradictions),
+            "citations_removed": len(self.removed),
             "unsupported": [
-                {"claim": v.claim.plain, "citations": list(v.claim.citations), "reason": v.reason}
+                {
+                    "claim": v.claim.plain,
+                    "citations": list(v.claim.citations),
+                    "outcome": v.outcome,
+                    "reason": v.reason,
+                }
                 for v in self.unsupported
             ],
             "unknown_citations": self.unknown_citations,
@@ -152,12 +199,12 @@ def split_claims(answer: str) -> list[Claim]:
     ]
     for sentence in parts:
         text = " ".join(sentence.split())
-        plain = CITATION.sub(" ", text)
-        if len(claim_words(plain)) < MIN_CLAIM_WORDS and not CITATION.search(text):
+        plain = strip_citations(text)
+        cited = tuple(dict.fromkeys(cited_numbers(text)))
+        if len(claim_words(plain)) < MIN_CLAIM_WORDS and not cited:
             continue
         if _frames(plain):
             continue
-        cited = tuple(dict.fromkeys(int(n) for n in CITATION.findall(text)))
         claims.append(Claim(len(claims) + 1, text, cited))
     return claims
 
@@ -181,46 +228,37 @@ def _negated(text: str) -> bool:
     return bool(stemmed_words(text) & NEGATION)
 
 
-def _negations(text: str) -> int:
-    """How many negations a sentence holds: adding one to a negated sentence flips it too."""
-    return sum(1 for word in re.findall(r"[a-z']+", text.lower()) if word in _NEGATION_WORDS)
-
-
-def closest_sentence(words: set[str], body: str) -> tuple[str, float]:
-    """The source sentence holding most of the claim's subject words, and that share."""
-    best, share = "", 0.0
-    for sentence in sentences(body):
-        found = len(words & stemmed_words(sentence)) / len(words)
-        if found > share:
-            best, share = sentence, found
-    return best, share
-
-
 def lexical_verdict(
     claim: Claim, sources: Sequence[SearchResult], question: str = ""
 ) -> ClaimVerdict | None:
-    """Supported or not by words alone, or None when only a reader can tell."""
+    """The claim's outcome by words alone, or None when only a reader can tell."""
     texts = [_source_text(sources[n - 1]) for n in claim.citations if 1 <= n <= len(sources)]
     if not texts:
         return ClaimVerdict(claim, False, 0.0, "cites no listed source")
+    # A restated source sentence is supported, whatever else the claim's words suggest.
+    contradiction = None
+    for text in texts:
+        found = best_alignment(claim.plain, text, question)
+        if found is not None and found.restates:
+            return ClaimVerdict(claim, True, found.coverage, "it restates the cited source")
+        if found is not None and contradiction is None:
+            contradiction = found
+    if contradiction is not None and contradiction.conflict:
+        return ClaimVerdict(claim, False, contradiction.coverage, contradiction.conflict, True)
     body = " ".join(texts)
     # A number the asker gave (a version, a port) may be repeated without a source.
     given = set(_NUMBER.findall(body)) | set(_NUMBER.findall(question))
     missing_numbers = set(_NUMBER.findall(claim.plain)) - given
     if missing_numbers:
-        found = ", ".join(sorted(missing_numbers))
-        return ClaimVerdict(claim, False, 0.0, f"{found} not in the cited source")
+        found_numbers = ", ".join(sorted(missing_numbers))
+        return ClaimVerdict(claim, False, 0.0, f"{found_numbers} not in the cited source")
     words = claim_words(claim.plain)
     if len(words) < MIN_CLAIM_WORDS:
         return None  # too little to compare (a lead-in, a Korean sentence): a reader's call
     support = len(words & stemmed_words(body)) / len(words)
     if support < UNSUPPORTED:
         return ClaimVerdict(claim, False, support, "its subject is not in the cited source")
-    restated, share = closest_sentence(words, body)
-    if share >= RESTATED and _negations(claim.plain) != _negations(restated):
-        # A source sentence restated with its negation added or dropped.
-        return ClaimVerdict(claim, False, support, "it reverses what the cited source says")
-    if support >= SUPPORTED and (share >= RESTATED or not _negated(claim.plain)):
+    if support >= SUPPORTED and not _negated(claim.plain):
         return ClaimVerdict(claim, True, support, "its subject is in the cited source")
     return None
 
@@ -266,7 +304,7 @@ async def check_grounding(
 
     report = GroundingReport()
     report.unknown_citations = sorted(
-        {int(n) for n in CITATION.findall(answer) if not 1 <= int(n) <= len(sources)}
+        {n for n in cited_numbers(answer) if not 1 <= n <= len(sources)}
     )
     undecided: list[Claim] = []
     for claim in split_claims(answer):
@@ -311,15 +349,15 @@ async def check_grounding(
 
 
 def warning(report: GroundingReport, language: str) -> str:
-    """The visible note under an answer that failed its checks after every retry."""
-    items = "\n".join(f"> - {v.claim.plain} ({v.reason})" for v in report.unsupported[:5])
-    unknown = ", ".join(f"[{n}]" for n in report.unknown_citations)
+    """The visible note under an answer that still contradicts its sources after the
+    rewrite (or that may not address the question)."""
+    items = "\n".join(f"> - {v.claim.plain} ({v.reason})" for v in report.contradictions[:5])
     if language == "ko":
-        head = "> **주의:** 이 답변의 일부는 인용한 자료로 확인되지 않았습니다."
-        extra = f"\n> 존재하지 않는 인용: {unknown}" if unknown else ""
-        off = "" if report.answers_question else "\n> 질문에 충분히 답하지 못했을 수 있습니다."
+        head = "> **주의:** 이 답변의 일부는 인용한 자료와 어긋납니다." if items else ""
+        off = "" if report.answers_question else "> 질문에 충분히 답하지 못했을 수 있습니다."
     else:
-        head = "> **Warning:** parts of this answer are not supported by the sources it cites."
-        extra = f"\n> Citations naming no source: {unknown}" if unknown else ""
-        off = "" if report.answers_question else "\n> It may not fully answer the question."
-    return "\n".join(filter(None, [head, items])) + extra + off
+        head = (
+            "> **Warning:** parts of this answer contradict the sources they cite." if items else ""
+        )
+        off = "" if report.answers_question else "> It may not fully answer the question."
+    return "\n".join(filter(None, [head, items, off]))

@@ -246,15 +246,22 @@ def eval_grounding(
         report.to_dict(),
         [
             ("answers", "cases"),
-            ("precision at flagging unsupported", "precision"),
-            ("recall (flag rate, unsupported)", "recall"),
-            ("flag rate, supported", "flag_rate_supported"),
-            ("citations all valid", "citations_valid"),
+            ("supported answers flagged (contradiction: rewrite, warning)", "flag_rate_supported"),
+            ("supported answers with a citation removed", "removed_rate_supported"),
+            ("unsupported answers caught", "recall"),
+            ("  of them flagged (contradiction found)", "flag_rate_unsupported"),
+            ("  with the false claim's citation removed", "removed_rate_unsupported"),
+            ("precision of the flags", "precision"),
+            ("citations all valid before the check", "citations_valid_before"),
+            ("citations all valid after the check", "citations_valid"),
             ("model calls per answer", "model_calls_per_answer"),
             ("seconds per answer", "seconds_per_answer"),
         ],
         as_json,
     )
+    if not as_json:
+        for kind, counts in report.to_dict()["by_kind"].items():
+            typer.echo(f"  caught, {kind}: {counts['caught']}/{counts['cases']}")
 
 
 @eval_app.command("grounding-set")

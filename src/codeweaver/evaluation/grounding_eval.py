@@ -1,10 +1,14 @@
-"""`codeweaver eval grounding`: how well the grounding check flags unsupported answers.
+"""`codeweaver eval grounding`: how well the grounding check treats labelled answers.
 
 A case is a question, its numbered sources and an answer, optionally labelled
-`supported` (true/false, or 1/0). The check runs as in the graph; an answer counts as
-flagged when it has an unsupported cited claim or a citation naming no source. Reported:
-precision and recall at flagging unsupported answers, the flag rate on each label, the
-share of answers whose citations all exist, model calls and seconds per answer.
+`supported` (true/false, or 1/0), with the `kind` of falsehood and the `false_claim`
+sentence an unsupported answer holds. The check runs as in the graph. An answer is
+flagged when a cited claim contradicts its source (it would be rewritten, then warned
+about); an unsupported answer is caught when it is flagged or when its false claim
+loses its citation. Reported: flags on supported answers (the false alarms users see),
+removed citations on them, unsupported answers caught, flagged and with the false
+citation removed, by kind; the share of answers whose citations all name a source,
+before and after the check; model calls and seconds per answer.
 
 `build_cases` makes such a set from StackEval: the model answers each question with the
 accepted answer as its only source (unmodified, labelled supported), then a false claim
@@ -20,8 +24,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from codeweaver.agent.citations import CITATION
+from codeweaver.agent.citations import CITATION, cited_numbers
+from codeweaver.agent.grounding import GroundingReport as Check
 from codeweaver.agent.grounding import check_grounding
+from codeweaver.agent.restatement import words
 from codeweaver.agent.text import sentences
 from codeweaver.evaluation.datasets import DatasetError, read_jsonl
 from codeweaver.evaluation.metrics import ratio
@@ -47,35 +53,48 @@ class GroundingCase:
     answer: str
     supported: bool | None
     kind: str = ""
+    false_claim: str = ""  # the sentence that makes an unsupported answer false
 
 
 @dataclass
 class GroundingReport:
     cases: int = 0
-    flagged_unsupported: int = 0  # true positives: unsupported and flagged
-    missed_unsupported: int = 0
-    flagged_supported: int = 0  # false alarms
-    passed_supported: int = 0
+    supported: int = 0
+    unsupported: int = 0
+    flagged_supported: int = 0  # false alarms: a contradiction found in a supported answer
+    removed_supported: int = 0  # supported answers that lost a citation
+    flagged_unsupported: int = 0  # a contradiction found: rewrite, then warning
+    removed_unsupported: int = 0  # the false claim's citation removed
+    caught_unsupported: int = 0  # either of the two
     unlabelled_flagged: int = 0
-    citations_valid: int = 0
+    citations_valid_before: int = 0
+    citations_valid: int = 0  # after the check removed what no source supports
     model_calls: int = 0
     seconds: float = 0.0
+    by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
     examples: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        unsupported = self.flagged_unsupported + self.missed_unsupported
-        supported = self.flagged_supported + self.passed_supported
         flagged = self.flagged_unsupported + self.flagged_supported
         return {
             "cases": self.cases,
             "precision": ratio(self.flagged_unsupported, flagged) if flagged else None,
-            "recall": ratio(self.flagged_unsupported, unsupported) if unsupported else None,
-            "flag_rate_unsupported": ratio(self.flagged_unsupported, unsupported),
-            "flag_rate_supported": ratio(self.flagged_supported, supported),
+            "recall": ratio(self.caught_unsupported, self.unsupported)
+            if self.unsupported
+            else None,
+            "flag_rate_unsupported": ratio(self.flagged_unsupported, self.unsupported),
+            "removed_rate_unsupported": ratio(self.removed_unsupported, self.unsupported),
+            "flag_rate_supported": ratio(self.flagged_supported, self.supported),
+            "removed_rate_supported": ratio(self.removed_supported, self.supported),
+            "citations_valid_before": ratio(self.citations_valid_before, self.cases),
             "citations_valid": ratio(self.citations_valid, self.cases),
             "model_calls_per_answer": ratio(self.model_calls, self.cases),
             "seconds_per_answer": round(self.seconds / self.cases, 3) if self.cases else 0.0,
             "unlabelled_flagged": self.unlabelled_flagged,
+            "by_kind": {
+                kind: {**counts, "rate": ratio(counts["caught"], counts["cases"])}
+                for kind, counts in sorted(self.by_kind.items())
+            },
             "examples": self.examples,
         }
 
@@ -113,10 +132,24 @@ def load_cases(path: Path | str, *, limit: int | None = None) -> list[GroundingC
             raise DatasetError(path, f"`supported` must be true/false or 1/0, got {label!r}", line)
         supported = None if label is None else str(label).lower() in {"1", "true"}
         sources = _sources(line, path, row.get("sources"))
-        cases.append(GroundingCase(line, question, sources, answer, supported, row.get("kind", "")))
+        kind, false_claim = str(row.get("kind") or ""), str(row.get("false_claim") or "")
+        cases.append(GroundingCase(line, question, sources, answer, supported, kind, false_claim))
         if limit is not None and len(cases) >= limit:
             break
     return cases
+
+
+def _all_valid(answer: str, sources: int) -> bool:
+    return all(1 <= n <= sources for n in cited_numbers(answer))
+
+
+def false_citation_removed(check: Check, false_claim: str) -> bool:
+    """Whether the check removed the citation of the case's false claim (of any claim,
+    when the case does not say which is false)."""
+    if not false_claim:
+        return bool(check.removed)
+    wanted = set(words(false_claim))
+    return any(len(wanted & set(words(v.claim.plain))) >= 0.8 * len(wanted) for v in check.removed)
 
 
 async def evaluate_grounding(
@@ -126,23 +159,36 @@ async def evaluate_grounding(
     for done, case in enumerate(cases, 1):
         started = time.perf_counter()
         check = await check_grounding(llm, case.question, case.answer, case.sources)
+        cleaned = check.cleaned(case.answer, len(case.sources))
         report.seconds += time.perf_counter() - started
         report.cases += 1
         report.model_calls += int(check.asked_model)
-        report.citations_valid += int(not check.unknown_citations)
-        flagged = bool(check.unsupported or check.unknown_citations)
+        report.citations_valid_before += int(_all_valid(case.answer, len(case.sources)))
+        report.citations_valid += int(_all_valid(cleaned, len(case.sources)))
+        flagged = not check.passed
+        removed = False
         if case.supported is None:
             report.unlabelled_flagged += int(flagged)
         elif case.supported:
+            report.supported += 1
             report.flagged_supported += int(flagged)
-            report.passed_supported += int(not flagged)
+            report.removed_supported += int(bool(check.removed or check.unknown_citations))
         else:
+            removed = false_citation_removed(check, case.false_claim)
+            report.unsupported += 1
             report.flagged_unsupported += int(flagged)
-            report.missed_unsupported += int(not flagged)
-        if case.supported is not None and flagged == case.supported and len(report.examples) < 10:
+            report.removed_unsupported += int(removed)
+            report.caught_unsupported += int(flagged or removed)
+            counts = report.by_kind.setdefault(
+                case.kind or "unsupported", {"cases": 0, "caught": 0}
+            )
+            counts["cases"] += 1
+            counts["caught"] += int(flagged or removed)
+        wrong = flagged if case.supported else not (flagged or removed)
+        if case.supported is not None and wrong and len(report.examples) < 10:
             report.examples.append(
                 {"line": case.line, "kind": case.kind, "supported": case.supported,
-                 "flagged": flagged, "unsupported": [v.claim.plain for v in check.unsupported]}
+                 "flagged": flagged, "unsupported": check.to_dict()["unsupported"]}
             )  # fmt: skip
         if on_progress:
             on_progress(done, len(cases))
@@ -178,9 +224,14 @@ def false_claim(source: str, other: str, index: int) -> str:
     return foreign[index % len(foreign)]
 
 
+def cited_claim(claim: str) -> str:
+    """`claim` as inserted: its own markers dropped, citing source 1."""
+    return CITATION.sub("", claim).strip().rstrip(".") + " [1]."
+
+
 def insert_claim(answer: str, claim: str) -> str:
     """`claim`, citing source 1, after the answer's first paragraph."""
-    claim = CITATION.sub("", claim).strip().rstrip(".") + " [1]."
+    claim = cited_claim(claim)
     head, sep, rest = answer.partition("\n\n")
     return f"{head} {claim}{sep}{rest}" if sep else f"{answer.rstrip()} {claim}"
 
@@ -209,13 +260,14 @@ async def build_cases(
         written = await answer(question, [source])
         other = str(rows[(index + 1) % len(rows)]["answer"])
         sources = [{"title": "Accepted answer", "text": accepted}]
-        altered = insert_claim(written, false_claim(accepted, other, index))
+        claim = false_claim(accepted, other, index)
+        altered = insert_claim(written, claim)
         kind = "negated source sentence" if index % 2 else "foreign sentence"
         pair = [
             {"question": question, "sources": sources, "answer": written,
              "supported": True, "kind": "model answer"},
             {"question": question, "sources": sources, "answer": altered,
-             "supported": False, "kind": kind},
+             "supported": False, "kind": kind, "false_claim": cited_claim(claim)},
         ]  # fmt: skip
         for case in pair:
             built.append(case)

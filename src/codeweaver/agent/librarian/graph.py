@@ -249,6 +249,7 @@ class Librarian:
                 sources,
                 by_words=by_words,
             )
+            answer = report.cleaned(answer, len(sources))  # unsupported citations go
             details = report.to_dict()
             steps.append(step("librarian_check", "observe", report.summary(), **details))
             if report.model_problem:

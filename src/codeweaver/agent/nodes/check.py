@@ -1,10 +1,11 @@
-"""check_answer: the grounding check after generation, with bounded retries (SPEC §3).
+"""check_answer: the grounding check after generation, with one bounded rewrite.
 
-A draft whose cited claims its sources support, whose citations all exist and which
-addresses the question ends the turn (and is cached). Otherwise the problems go back to
-`generate_answer` as feedback, at most `grounding_retries` times; then the best draft is
-returned with a visible warning listing what is unsupported — never silently — and is
-not cached.
+Citations the sources do not support are removed from the answer (the sentences stay)
+and the steps say which and why: that costs no model call. Only a cited claim that
+contradicts its source (or an answer off the question) goes back to `generate_answer`
+as feedback, at most `grounding_retries` times; a contradiction left after that is
+returned in the best draft with a visible warning listing it, never silently, and is
+not cached. Everything else ends the turn and is cached.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from codeweaver.agent.deps import Deps, step
-from codeweaver.agent.grounding import check_grounding, warning
+from codeweaver.agent.grounding import GroundingReport, check_grounding, warning
 from codeweaver.agent.nodes.answer import finish
-from codeweaver.agent.state import GraphState, SearchResult
+from codeweaver.agent.state import GraphState, SearchResult, Step
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +49,11 @@ async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     report = await check_grounding(
         grounding_reader(deps, by_words), state.get("question", ""), answer, sources, by_words
     )
+    answer = report.cleaned(answer, len(sources))
     attempt = int(state.get("answer_attempt") or 1)
     details = report.to_dict()
     steps = [step("check_answer", "observe", report.summary(), **details)]
+    steps += _removal_steps(report)
     if report.model_problem:
         steps.append(
             step("check_answer", "error", f"claim check fell back: {report.model_problem}")
@@ -68,11 +71,13 @@ async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     if tuple(draft["rank"]) < tuple(best["rank"]):
         best = draft
     if attempt <= deps.settings.grounding_retries:
+        why = "; ".join(f'"{_short(v.claim.plain)}": {v.reason}' for v in report.contradictions)
         steps.append(
             step(
                 "check_answer",
                 "think",
-                f"rewriting the answer ({attempt + 1} of {deps.settings.grounding_retries + 1})",
+                f"rewriting the answer ({attempt + 1} of {deps.settings.grounding_retries + 1})"
+                + (f": {why}" if why else f": {report.grade_reason}"),
                 retry=True,
             )
         )
@@ -86,6 +91,29 @@ async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     update = await _final(state, deps, final, sources, "answered with a warning")
     update["intermediate_steps"] = steps + update["intermediate_steps"]
     return {**update, "answer_feedback": None, "best_answer": best, "grounding": details}
+
+
+def _short(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _removal_steps(report: GroundingReport) -> list[Step]:
+    """One step per removed citation: which sentence lost which marker, and why."""
+    found: list[Step] = []
+    for verdict in report.removed:
+        marks = "".join(f"[{n}]" for n in verdict.claim.citations)
+        found.append(
+            step(
+                "check_answer",
+                "observe",
+                f'removed citation {marks} from "{_short(verdict.claim.plain)}": '
+                f"{verdict.reason}; the sentence stays, uncited",
+            )
+        )
+    if report.unknown_citations:
+        marks = "".join(f"[{n}]" for n in report.unknown_citations)
+        found.append(step("check_answer", "observe", f"removed {marks}: no such source"))
+    return found
 
 
 async def _final(

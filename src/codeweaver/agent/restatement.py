@@ -1,0 +1,181 @@
+"""Does a claim restate a sentence of its source, or restate it with something changed?
+
+Words are compared after what does not change meaning is set aside: Markdown, code
+spans, links, punctuation, case and contractions ("doesn't" is "does not"). The claim is
+aligned with each source sentence; a claim that the alignment covers is a restatement,
+and an otherwise faithful restatement in which a negation was added or dropped, a
+number or version changed, or a name swapped for another is a contradiction.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from itertools import pairwise
+
+from codeweaver.agent.citations import CITATION
+from codeweaver.agent.text import sentences
+
+RESTATED = 0.8  # share of a claim's words aligned with one source sentence: a restatement
+MIN_ALIGNED = 4  # fewer aligned words than this prove nothing either way
+MIN_STRETCH = 8  # aligned words that make a restatement even inside a longer claim
+MAX_LEAD_IN = 3  # words before the restated part that only introduce it ("In short,")
+_LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
+_URL = re.compile(r"https?://\S+")
+_TOKEN = re.compile(r"\d+(?:\.\d+)+|[a-z0-9_]+")
+_CONTRACTIONS = (
+    (re.compile(r"\bcan[’']t\b|\bcannot\b"), "can not"),
+    (re.compile(r"\bwon[’']t\b"), "will not"),
+    (re.compile(r"\bshan[’']t\b"), "shall not"),
+    (re.compile(r"(\w)n[’']t\b"), r"\1 not"),
+)
+NEGATIONS = frozenset({"not", "never", "no", "nor", "neither"})
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+# Code names outside code spans: dotted, snake_case or camelCase names, and calls.
+_IDENTIFIER = re.compile(
+    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\b[a-z]+[A-Z]\w*|\b\w+_\w+|\b[A-Za-z_]\w*(?=\()"
+    r"|\b[A-Z][a-z0-9]+[A-Z]\w*"
+)
+MAX_CHANGED = 3  # words on either side of a change that can still be one change
+
+
+def words(text: str) -> list[str]:
+    """The words of `text` as compared: no citation, Markdown, link, case or contraction."""
+    text = _URL.sub(" ", _LINK.sub(r"\1", CITATION.sub(" ", text)))
+    text = text.replace("\\_", "_").lower()
+    for pattern, replacement in _CONTRACTIONS:
+        text = pattern.sub(replacement, text)
+    found = (token.strip("_") for token in _TOKEN.findall(text))
+    return [token for token in found if token]
+
+
+def names(text: str) -> set[str]:
+    """The words of `text` that belong to code names (`open()`, `os.path`, `max_len`)."""
+    spans = _CODE_SPAN.findall(text)
+    named = [m.group(0) for m in _IDENTIFIER.finditer(_CODE_SPAN.sub(" ", text))]
+    return set(words(" ".join(spans + named)))
+
+
+def _is_number(word: str) -> bool:
+    return word[:1].isdigit()
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """How a claim lines up with one source sentence."""
+
+    sentence: str
+    coverage: float  # share of the claim's words (lead-in aside) aligned with the sentence
+    aligned: int  # how many words that is
+    conflict: str | None = None  # what an otherwise faithful restatement changed
+    region: float = 0.0  # the same share within the stretch from first to last aligned word
+
+    @property
+    def restates(self) -> bool:
+        return self.conflict is None and self.aligned >= MIN_ALIGNED and (self.coverage >= RESTATED)
+
+    @property
+    def contradicts(self) -> bool:
+        """A faithful restatement but for a change; or, in a claim that joined another
+        sentence to it (a missing full stop), a long faithful stretch with the change."""
+        if self.conflict is None or self.aligned < MIN_ALIGNED:
+            return False
+        return self.coverage >= RESTATED or (
+            self.aligned >= MIN_STRETCH and self.region >= RESTATED
+        )
+
+
+def _quoted(tokens: list[str]) -> str:
+    return " ".join(tokens)
+
+
+def _conflict(
+    claim: list[str], source: list[str], claim_names: set[str], source_names: set[str]
+) -> str | None:
+    """What one short differing stretch changes: a negation, a number, or a name; else
+    None. A long stretch is the claim saying something else, not changing one thing."""
+    if len(claim) > MAX_CHANGED or len(source) > MAX_CHANGED:
+        return None
+    negations = sum(w in NEGATIONS for w in claim), sum(w in NEGATIONS for w in source)
+    if negations[0] != negations[1]:
+        added = negations[0] > negations[1]
+        word = next(w for w in (claim if added else source) if w in NEGATIONS)
+        return f"it {'adds' if added else 'drops'} '{word}': the cited source says the opposite"
+    numbers = [w for w in claim if _is_number(w)], [w for w in source if _is_number(w)]
+    if numbers[0] and numbers[1] and set(numbers[0]) != set(numbers[1]):
+        what = "version" if any("." in n for n in numbers[0] + numbers[1]) else "number"
+        said, cited = _quoted(numbers[0]), _quoted(numbers[1])
+        return f"it says {what} {said} where the cited source says {cited}"
+    swapped = (
+        claim
+        and source
+        and (set(claim) & claim_names or set(source) & source_names)
+        and not set(claim) & set(source)
+    )
+    if swapped:
+        return f"it says '{_quoted(claim)}' where the cited source says '{_quoted(source)}'"
+    return None
+
+
+def align(claim: str, sentence: str, given: str = "") -> Alignment:
+    """Align `claim` with one source `sentence`.
+
+    Numbers and names the asker gave (`given`, the question) may differ from the
+    source's without contradicting it: the answer applies the source to the asker's case.
+    """
+    mine, theirs = words(claim), words(sentence)
+    matcher = SequenceMatcher(None, mine, theirs, autojunk=False)
+    blocks = [b for b in matcher.get_matching_blocks() if b.size]
+    if not blocks:
+        return Alignment(sentence, 0.0, 0)
+    start, end = blocks[0].a, blocks[-1].a + blocks[-1].size
+    asked = set(words(given))
+    mine_names, their_names = names(claim) - asked, names(sentence)
+    # A few words before the restated part only introduce it ("In short,"), unless they
+    # hold what a source must back: a number or a name ("On Python 3.12, …").
+    opening = set(mine[:start])
+    plain = not opening & (mine_names | NEGATIONS) and not any(map(_is_number, opening))
+    lead_in = start if start <= MAX_LEAD_IN and plain else 0
+    aligned = sum(b.size for b in blocks)
+    conflicts: list[tuple[str, int]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        part = [w for w in mine[i1:i2] if w not in asked or w in NEGATIONS]
+        inside = start <= i1 and i2 <= end
+        # Outside the restated part only a bare negation changes it ("…, this is not").
+        # At either end, a word in place of the source's (a name swapped, "… does").
+        edge = (i1 == end and i2 == len(mine)) or (i1 == 0 and i2 == start)
+        if tag == "equal" or not (inside or edge or (part and set(part) <= NEGATIONS)):
+            continue
+        compared = theirs[j1:j2] if inside or (edge and tag == "replace") else []
+        found = _conflict(part, compared, mine_names, their_names)
+        if tag == "delete" and i1 == end == len(mine) and theirs[j1] in NEGATIONS:
+            found = _conflict([], theirs[j1 : j1 + 1], mine_names, their_names)  # "… does."
+        if found:
+            conflicts.append((found, i2 - i1))
+    # One change in a faithful restatement contradicts it; several make another claim.
+    conflict, changed = conflicts[0] if len(conflicts) == 1 else (None, 0)
+    total = len(mine) - lead_in - changed
+    coverage = min(1.0, aligned / total) if total > 0 else 0.0
+    region = min(1.0, aligned / max(1, end - start - changed))
+    return Alignment(sentence, coverage, aligned, conflict, region)
+
+
+def best_alignment(claim: str, source: str, given: str = "") -> Alignment | None:
+    """The restatement of `claim` in `source` if there is one, else the closest
+    contradiction, else None. Single sentences are tried first: a claim joining two
+    sentences is rarer, and a pair can hide a change ("does" matching a later "does")."""
+    found = sentences(source)
+    for group in (found, [f"{a} {b}" for a, b in pairwise(found)]):
+        contradiction: Alignment | None = None
+        for unit in group:
+            aligned = align(claim, unit, given)
+            if aligned.restates:
+                return aligned
+            if aligned.contradicts and (
+                contradiction is None or aligned.coverage > contradiction.coverage
+            ):
+                contradiction = aligned
+        if contradiction is not None:
+            return contradiction
+    return None
