@@ -126,8 +126,10 @@ class GroundingReport:
 
     @property
     def passed(self) -> bool:
-        """Nothing to rewrite: no contradiction, and the answer addresses the question."""
-        return not self.contradictions and self.answers_question
+        """Nothing to rewrite: no cited claim contradicts its source. A grade of "off the
+        question" is reported, never a reason to rewrite: a small grader says it of
+        answers that are fine, and each rewrite costs a whole answer."""
+        return not self.contradictions
 
     def rank(self) -> tuple[int, int, int, int]:
         """Lower is better: for keeping the best of several attempts."""

@@ -243,7 +243,7 @@ class Librarian:
         else:
             by_words = language == "en"
             report = await check_grounding(
-                grounding_reader(self.deps, by_words),
+                grounding_reader(self.deps),
                 state.get("question", ""),
                 answer,
                 sources,
