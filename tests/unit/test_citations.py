@@ -113,3 +113,18 @@ def test_a_claim_wrapped_over_lines_is_still_found() -> None:
     )
     cleaned = remove_citations(wrapped, [(claim, [1])])
     assert "first item\nof the `Event.path` Array property." in cleaned
+
+
+def test_a_source_list_the_model_copied_is_dropped_even_when_an_item_wraps() -> None:
+    # The local 1.5B model's answer to "Go에서 제네릭 인터페이스는 어떻게 구현하나요?"
+    # (tests/fixtures/korean/stackeval_ko20.jsonl), its end as written.
+    answer = (
+        "1. **`interface` 타입**: Go에서 제네릭 인터페이스는 `interface{}`를 사용합니다.\n\n"
+        "### 참고 자료\n\n"
+        "- [1] `copy — Python 3.11.7`: Generic (shallow and deep) copying operations.\n"
+        "- [2] `typing.TypeVar — Python 3.11.7`: TypeVar(name, *constraints, bound=None)\n"
+        "- [4] `typesseq-mutable (language reference topic) — Python 3.11.7`: Mutable "
+        "Sequence Types The operations in the following table are defined on mutable sequence\n"
+        'types. The "collections.abc.MutableSequence" ABC \n'
+    )
+    assert strip_source_list(answer) == answer.split("\n\n### 참고 자료")[0]

@@ -39,7 +39,9 @@ def strip_source_list(answer: str) -> str:
     match = headings[-1]
     tail = answer[match.end() :].strip()
     lines = [line for line in tail.splitlines() if line.strip()]
-    listy = all(re.match(r"^\s*(?:[-*•]|\d+[.)]|\[\d+\])", line) for line in lines)
+    items = [bool(re.match(r"^\s*(?:[-*•]|\d+[.)]|\[\d+\])", line)) for line in lines]
+    # A list, though an item may wrap onto a line of its own (the model copies excerpts).
+    listy = bool(items) and items[0] and 2 * sum(items) >= len(items)
     if lines and not listy:
         return answer
     return answer[: match.start()].rstrip()
