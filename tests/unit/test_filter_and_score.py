@@ -12,7 +12,7 @@ async def test_drops_results_without_url_short_or_weak(tmp_path: Path) -> None:
     deps, _ = make_deps(tmp_path, {})
     no_url = {**doc(1), "url": ""}
     short = doc(2, text="Too short.")
-    weak = doc(3, score=0.2)
+    weak = doc(3, score=0.1)  # under the calibrated relevance bar (0.15)
     good = doc(4, score=0.7)
     unscored = {**doc(5), "score": None}
     out = await filter_and_score(

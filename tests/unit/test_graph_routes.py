@@ -221,7 +221,7 @@ async def test_refines_once_when_results_are_weak(tmp_path: Path) -> None:
 async def test_off_topic_results_get_a_more_specific_query_from_the_model(
     tmp_path: Path,
 ) -> None:
-    source = FakeSource(results=[doc(1, score=0.1), doc(2, score=0.2)])
+    source = FakeSource(results=[doc(1, score=0.1), doc(2, score=0.12)])
     refine = '{"query": "python open file readline"}'
     deps, llm = make_deps(tmp_path, base_script(refine_search=refine), [source])
     result = await Assistant(deps).ask("How do I read a file line by line in Python?")

@@ -5,6 +5,7 @@ Cache layout (`index_dir`): one folder per fingerprint, named by its first 32 he
     <fingerprint[:32]>/manifest.json   fingerprint, format, entry count, build time (written last)
     <fingerprint[:32]>/entries.jsonl   one DocEntry per line (JSON, never pickle)
     <fingerprint[:32]>/bm25/           the bm25s arrays (.npy, allow_pickle=False) and vocabulary
+    <fingerprint[:32]>/popularity.json calls of each leaf name in the installed code
 
 A build goes to a `.tmp-*` folder first and is renamed into place, so readers only ever see
 complete indexes; folders of other fingerprints are then removed.
@@ -40,19 +41,21 @@ from codeweaver.sources.installed_docs.collect import (
     collect_entries,
     list_distributions,
 )
+from codeweaver.sources.installed_docs.popularity import count_calls
 from codeweaver.sources.installed_docs.tokenizer import entry_tokens, query_tokens, tokenize
 
 logger = logging.getLogger(__name__)
 # bm25s forces its own logger to DEBUG on import, which would print index internals.
 logging.getLogger("bm25s").setLevel(logging.WARNING)
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 3
 BM25_K1 = 1.0
 BM25_B = 0.4
 SCORE_HALF_POINT = 0.6
 MANIFEST = "manifest.json"
 ENTRIES = "entries.jsonl"
 BM25_DIR = "bm25"
+POPULARITY = "popularity.json"
 
 
 class IndexLoadError(RuntimeError):
@@ -113,30 +116,44 @@ def compute_fingerprint(options: CollectorOptions) -> str:
 class LoadedIndex:
     """An index in memory: the BM25 retriever and the entries, aligned by position."""
 
-    def __init__(self, info: IndexInfo, retriever: Any, entries: list[DocEntry]) -> None:
+    def __init__(
+        self,
+        info: IndexInfo,
+        retriever: Any,
+        entries: list[DocEntry],
+        popularity: dict[str, int] | None = None,
+    ) -> None:
         self.info = info
         self.retriever = retriever
         self.entries = entries
+        self.popularity = popularity or {}
         self._vocab: dict[str, int] = retriever.vocab_dict
         self._weights = np.array([entry_weight(e) for e in entries], dtype=np.float32)
 
-    def query(self, text: str, limit: int) -> list[tuple[DocEntry, float, float]]:
-        """Up to `limit` (entry, raw BM25 score, score in [0, 1)), best first."""
+    def scores(self, text: str) -> tuple[np.ndarray, float]:
+        """Weighted BM25 score of every entry and the query's `normalise_score` half point
+        (all zeros when no query word is in the vocabulary)."""
         asked = query_tokens(text)
         tokens = [t for t in asked if t in self._vocab]
-        if not tokens or limit <= 0 or not self.entries:
-            return []
+        if not tokens or not self.entries:
+            return np.zeros(len(self.entries)), 1.0
         scores = np.asarray(
             self.retriever.get_scores(tokens, weight_mask=self._weights), dtype=np.float64
         )
-        k = min(limit, len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
         plain = set(tokenize(text))
         # Words the docs never mention still count: a query about "CORS" must not score
         # well on documents that only match its other words.
         core = [t for t in asked if t in plain or t.startswith("@")]
-        half = SCORE_HALF_POINT * (self._idf_sum(core) or self._idf_sum(tokens))
+        return scores, SCORE_HALF_POINT * (self._idf_sum(core) or self._idf_sum(tokens))
+
+    def query(self, text: str, limit: int) -> list[tuple[DocEntry, float, float]]:
+        """Up to `limit` (entry, raw BM25 score, score in [0, 1)), best first."""
+        if limit <= 0 or not self.entries:
+            return []
+        scores, half = self.scores(text)
+        k = min(limit, len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
         return [
             (self.entries[i], float(scores[i]), normalise_score(float(scores[i]), half))
             for i in top
@@ -193,9 +210,13 @@ def build_index(
     retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B)
     retriever.index(corpus, show_progress=False)
     _report(progress, "Building the BM25 index", 1)
+    _report(progress, "Counting calls in the installed code", 0)
+    popularity = count_calls(entries)
+    _report(progress, "Counting calls in the installed code", 1)
     _report(progress, "Saving the index", 0)
     target.mkdir(parents=True, exist_ok=False)
     retriever.save(str(target / BM25_DIR), show_progress=False)
+    (target / POPULARITY).write_text(json.dumps(popularity), encoding="utf-8")
     with (target / ENTRIES).open("w", encoding="utf-8") as handle:
         for entry in entries:
             handle.write(json.dumps(entry.to_dict(), ensure_ascii=False) + "\n")
@@ -244,11 +265,15 @@ def load_index(path: Path, fingerprint: str) -> LoadedIndex:
         ):
             raise IndexLoadError(f"index arrays at {path} are inconsistent")
         built_at = datetime.fromisoformat(manifest["built_at"])
+        popularity = json.loads((path / POPULARITY).read_text(encoding="utf-8"))
+        if not isinstance(popularity, dict):
+            raise IndexLoadError(f"{path / POPULARITY} is not a JSON object")
     except IndexLoadError:
         raise
     except Exception as exc:  # truncated .npy, bad JSON, missing files...
         raise IndexLoadError(f"cannot load index at {path}: {exc}") from exc
-    return LoadedIndex(IndexInfo(fingerprint, count, built_at, path), retriever, entries)
+    counts = {str(k): int(v) for k, v in popularity.items()}
+    return LoadedIndex(IndexInfo(fingerprint, count, built_at, path), retriever, entries, counts)
 
 
 def index_path(index_dir: Path, fingerprint: str) -> Path:

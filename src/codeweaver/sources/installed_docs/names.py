@@ -44,7 +44,8 @@ class Group:
         """`dst` re-exports `src.name` as `dst_name` (`*` for a star import).
 
         Only re-exports that publish an implementation are followed: from a submodule into
-        its package (`requests` <- `requests.api`), from a private module of the same family
+        its package (`requests` <- `requests.api`) or into a sibling `api` module
+        (`pandas.core.api` <- `pandas.core.frame`), from a private module of the same family
         (`io` <- `_io`, `pytest` <- `_pytest.x`, `numpy` <- `numpy._core.x`), or `os` <-
         `posix`. Ordinary imports (`from itertools import *` in some module) are not aliases.
         `dst` may be private: chains (`numpy._core.fromnumeric` -> `numpy._core` -> `numpy`)
@@ -54,6 +55,7 @@ class Group:
             return
         if not (
             src.startswith(dst + ".")
+            or _api_facade(src, dst)
             or ((not is_public(src) or src in self.c_modules) and _same_family(src, dst))
             or _C_FACES.get(src) == dst
         ):
@@ -62,6 +64,13 @@ class Group:
             self.star.setdefault(src, []).append(dst)
         else:
             self.named.setdefault((src, name), []).append((dst, dst_name))
+
+
+def _api_facade(src: str, dst: str) -> bool:
+    """`pandas.core.api` gathers `pandas.core.frame.DataFrame` for `pandas` to re-export: an
+    `api` module publishes what its sibling modules implement."""
+    parent, _, leaf = dst.rpartition(".")
+    return leaf == "api" and bool(parent) and src.startswith(parent + ".")
 
 
 def _same_family(src: str, dst: str) -> bool:

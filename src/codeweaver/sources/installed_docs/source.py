@@ -1,7 +1,17 @@
-"""`InstalledDocsSource`: keyword search over the docs of the installed Python, offline.
+"""`InstalledDocsSource`: hybrid search over the docs of the installed Python, offline.
 
-Result scores come from `indexer.normalise_score`: `s / (s + k)` with `s` the raw BM25 score
-and `k` the summed idf of the query's words (see there).
+Ranking (`ranking`): BM25, dense vectors (all-MiniLM-L6-v2, built once per index and stored
+beside it, see `vectors`) and exact API names of the question, fused by reciprocal rank,
+with a prior for the packages the question names.
+
+A result's `score` is in [0, 1]: the estimated chance that the entry documents an API a
+correct answer uses, calibrated on CoNaLa questions (0.5 = about one such entry in two).
+Only results scoring at least `ranking.SCORE_THRESHOLD` are returned, so a question the
+installed docs cannot answer gets no result rather than a misleading one.
+
+Vectors missing for the current index are embedded by `prepare`/`ensure_index` (with
+progress); a search that finds them missing starts that work in a background thread and
+ranks without vectors until it is done.
 """
 
 from __future__ import annotations
@@ -14,13 +24,17 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from codeweaver.agent.state import Intent, SearchResult
+from codeweaver.embeddings.base import Embedder
 from codeweaver.sources.base import SourceError, SourceStatus
 from codeweaver.sources.installed_docs import indexer
 from codeweaver.sources.installed_docs.collect import CollectorOptions, DocEntry, ProgressCallback
+from codeweaver.sources.installed_docs.dense import DenseVectors
 from codeweaver.sources.installed_docs.indexer import IndexInfo, LoadedIndex
+from codeweaver.sources.installed_docs.ranking import HybridRanker, RankingOptions
 
 logger = logging.getLogger(__name__)
 
@@ -174,12 +188,20 @@ class InstalledDocsSource:
         options: CollectorOptions | None = None,
         recheck_interval: float = 60.0,
         retry_after: float = 300.0,
+        embedder: Callable[[], Embedder] | None = None,
+        ranking: RankingOptions | None = None,
     ) -> None:
         """`recheck_interval`: seconds during which a loaded index is trusted without
         re-reading the installed distributions (0 = check on every search).
         `retry_after`: after a failed build, searches fail fast for this many seconds instead
-        of rebuilding on every call (`ensure_index` always retries)."""
+        of rebuilding on every call (`ensure_index` always retries).
+        `embedder`: makes the embedder of the dense vectors (default: `minilm` from the
+        embedder registry). `ranking`: which parts of the ranking run (all by default)."""
         self.index_dir = Path(index_dir)
+        self.ranking = ranking or RankingOptions()
+        self._dense = DenseVectors(embedder, enabled=self.ranking.dense, retry_after=retry_after)
+        self._ranker: HybridRanker | None = None
+        self._rank_lock = threading.Lock()
         self.options = options or CollectorOptions()
         self._progress = progress
         self._recheck_interval = recheck_interval
@@ -199,12 +221,44 @@ class InstalledDocsSource:
         return SourceStatus("ready")
 
     def ensure_index(self, progress: ProgressCallback | None = None) -> IndexInfo:
-        """Load the cached index, building it if missing, stale or corrupted (thread-safe)."""
-        return self._ensure(progress, retry=True).info
+        """Load the cached index and its vectors, building what is missing, stale or
+        corrupted (thread-safe). Vectors that cannot be made leave the search without them."""
+        loaded = self._ensure(progress, retry=True)
+        self._ranker_for(loaded, progress, wait=True)
+        return loaded.info
 
     def prepare(self, progress: ProgressCallback | None = None) -> None:
-        """Build or load the index up front, so the first search is fast (`Preparable`)."""
+        """Build or load the index and its vectors up front, so the first search is fast
+        (`Preparable`); `SourceError` names vectors that could not be made (the source still
+        searches without them)."""
         self.ensure_index(progress)
+        if self._dense.problem:
+            problem = self._dense.problem
+            raise SourceError(f"installed_docs: searching without dense vectors: {problem}")
+
+    def catalogue(self) -> dict[str, str]:
+        """Documented function, method, class and property names -> their package."""
+        loaded = self._ensure(None, retry=True)
+        kinds = {"function", "method", "class", "property"}
+        return {e.name: e.package for e in loaded.entries if e.kind in kinds}
+
+    def _ranker_for(
+        self, loaded: LoadedIndex, progress: ProgressCallback | None, *, wait: bool
+    ) -> HybridRanker:
+        with self._rank_lock:
+            ranker = self._ranker
+            if ranker is None or ranker.index is not loaded:
+                ranker = HybridRanker(loaded, None, self._dense.embed_query, self.ranking)
+                self._ranker = ranker
+        if ranker.vectors is not None:
+            return ranker
+        vectors = self._dense.vectors_for(loaded, progress or self._progress, wait=wait)
+        if vectors is None:
+            return ranker
+        with self._rank_lock:
+            if self._ranker is ranker:
+                self._ranker = ranker.with_vectors(vectors)
+            return self._ranker or ranker
 
     def _ensure(self, progress: ProgressCallback | None, *, retry: bool) -> LoadedIndex:
         with self._lock:
@@ -233,8 +287,8 @@ class InstalledDocsSource:
     def search_sync(self, query: str, limit: int) -> list[SearchResult]:
         if not query.strip() or limit <= 0:
             return []
-        loaded = self._ensure(None, retry=False)
-        return [to_result(entry, score) for entry, _raw, score in loaded.query(query, limit)]
+        ranker = self._ranker_for(self._ensure(None, retry=False), None, wait=False)
+        return [to_result(c.entry, round(c.score, 4)) for c in ranker.search(query, limit)]
 
     async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
         """Up to `limit` results, best first; `SourceError` if the index is unavailable."""

@@ -1,0 +1,56 @@
+"""Calibrate the installed-docs score: fit `ranking.SCORE_MODEL` and sweep the threshold.
+
+Fits on one part of CoNaLa (questions with even `question_id` by default), with and without
+the dense vectors, then prints each fitted model and, for the calibration part and the other
+part, what the source would return at each threshold. Copy the models into
+`ranking.SCORE_MODEL` / `SCORE_MODEL_NO_VECTORS`, pick `SCORE_THRESHOLD`.
+
+    .venv/bin/python bench/calibrate_docs_ranking.py \
+        --file ../shared/data/retrieval/conala/conala-train.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Literal
+
+from codeweaver.config import Settings
+from codeweaver.evaluation.retrieval_calibrate import collect, fit_logistic, sweep
+from codeweaver.evaluation.retrieval_eval import load_questions
+from codeweaver.sources.installed_docs import InstalledDocsSource, RankingOptions, ranking
+
+THRESHOLDS = [0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--file", type=Path, required=True)
+    parser.add_argument("--fit-part", choices=["even", "odd"], default="even")
+    parser.add_argument("--keep-model", action="store_true", help="Sweep the current models.")
+    args = parser.parse_args()
+    fit: Literal["even", "odd"] = "odd" if args.fit_part == "odd" else "even"
+    other: Literal["even", "odd"] = "odd" if fit == "even" else "even"
+    parts = {name: load_questions(args.file, part=name) for name in (fit, other)}
+    for dense, current, label in (
+        (True, ranking.SCORE_MODEL, "SCORE_MODEL"),
+        (False, ranking.SCORE_MODEL_NO_VECTORS, "SCORE_MODEL_NO_VECTORS"),
+    ):
+        options = RankingOptions(dense=dense, threshold=False)
+        source = InstalledDocsSource(Settings().docs_index_dir, ranking=options)
+        source.ensure_index()
+        catalogue = source.catalogue()
+        ranker = source._ranker_for(source._ensure(None, retry=True), None, wait=True)
+        rows = {name: collect(qs, ranker.rank, catalogue) for name, qs in parts.items()}
+        # The ranking sorts by the current model; refitting re-sorts within the candidates.
+        model = current if args.keep_model else fit_logistic(rows[fit])
+        print(f"{label} =", tuple(round(w, 3) for w in model))
+        for name, labelled in rows.items():
+            print(f"  part {name}: {len(parts[name])} questions")
+            for line in sweep(labelled, model, THRESHOLDS, len(parts[name])):
+                print("  ", json.dumps({k: round(v, 3) for k, v in line.items()}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""`codeweaver eval retrieval`: recall@k and MRR of the installed-docs search on CoNaLa data."""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from codeweaver.cli.eval_cmds import FileOpt, JsonOpt, LimitOpt, _number, eval_app
+
+
+class PartChoice(StrEnum):
+    all = "all"
+    even = "even"
+    odd = "odd"
+
+
+def _progress_bar(total: int, quiet: bool) -> Any:
+    """A callback `(done, total)` drawing a bar on a terminal (plain lines in a log)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    if quiet or not console.is_terminal:
+        step = max(1, total // 10)
+
+        def report(done: int, _total: int) -> None:
+            if not quiet and (done % step == 0 or done == total):
+                typer.echo(f"evaluating: {done}/{total}", err=True)
+
+        return None, report
+    progress = Progress(
+        "{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+    )
+    task = progress.add_task("evaluating", total=total)
+    return progress, lambda done, _t: progress.update(task, completed=done)
+
+
+@eval_app.command("retrieval")
+def eval_retrieval(
+    file: FileOpt,
+    as_json: JsonOpt = False,
+    limit: LimitOpt = None,
+    sample: Annotated[
+        int | None, typer.Option("--sample", min=1, help="N questions drawn at random (seeded).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of --sample.")] = 0,
+    part: Annotated[
+        PartChoice,
+        typer.Option(
+            "--part",
+            help="Questions with even or odd question_id only (even: the calibration part).",
+        ),
+    ] = PartChoice.all,
+    k: Annotated[int, typer.Option("--k", min=1, max=50, help="Results per question.")] = 5,
+    out: Annotated[
+        Path | None, typer.Option("--out", "-o", help="Write per-question JSONL here.")
+    ] = None,
+    no_dense: Annotated[bool, typer.Option("--no-dense", help="Rank without vectors.")] = False,
+    no_exact: Annotated[bool, typer.Option("--no-exact", help="No exact-name list.")] = False,
+    no_packages: Annotated[bool, typer.Option("--no-packages", help="No package prior.")] = False,
+    no_threshold: Annotated[
+        bool, typer.Option("--no-threshold", help="Return the top k whatever their score.")
+    ] = False,
+) -> None:
+    """Recall@k, MRR and precision of the installed-docs search on CoNaLa-format data.
+
+    A hit is a result documenting a function, method, class or property the reference
+    snippet uses. `--json` prints one JSON line per question, then `{"summary": …}`.
+    """
+    from codeweaver.config import Settings
+    from codeweaver.evaluation.retrieval_eval import evaluate_retrieval, load_questions
+    from codeweaver.sources.installed_docs import InstalledDocsSource, RankingOptions
+
+    questions = _questions(load_questions, file, limit, sample, seed, part.value)
+    options = RankingOptions(
+        dense=not no_dense, exact=not no_exact, packages=not no_packages,
+        threshold=not no_threshold,
+    )  # fmt: skip
+    settings = Settings()
+    source = InstalledDocsSource(settings.docs_index_dir, ranking=options)
+    phases: dict[str, int] = {}
+
+    def on_phase(phase: str, done: int, total: int) -> None:
+        if not as_json and phases.get(phase) != done * 10 // max(total, 1):
+            phases[phase] = done * 10 // max(total, 1)
+            typer.echo(f"{phase}: {done}/{total}", err=True)
+
+    source.ensure_index(on_phase)
+    catalogue = source.catalogue()
+    bar, report_progress = _progress_bar(len(questions), as_json)
+    if bar is not None:
+        with bar:
+            report = evaluate_retrieval(
+                questions, source.search_sync, catalogue, k=k, on_progress=report_progress
+            )
+    else:
+        report = evaluate_retrieval(
+            questions, source.search_sync, catalogue, k=k, on_progress=report_progress
+        )
+    lines = [json.dumps(q.to_dict(), ensure_ascii=False) for q in report.per_question]
+    if out is not None:
+        out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    summary = report.to_dict()
+    if as_json:
+        for line in lines:
+            typer.echo(line)
+        typer.echo(json.dumps({"summary": summary}, ensure_ascii=False))
+        return
+    parts = [name for name, on in vars(options).items() if not on]
+    typer.echo(f"retrieval on {file} (part {part.value}; off: {', '.join(parts) or 'none'})")
+    for label, key in [
+        ("questions", "questions"),
+        ("snippets", "rows"),
+        (f"recall@{k}", "recall_at_k"),
+        (f"MRR@{k}", "mrr"),
+        ("ceiling (a used name is in the index)", "ceiling"),
+        ("questions with no result", "empty_share"),
+        ("top-1 results that are hits", "top1_precision"),
+        ("returned results that are hits", "result_precision"),
+        ("results per question", "results_per_question"),
+        ("seconds per question", "seconds_per_question"),
+    ]:
+        typer.echo(f"  {label}: {_number(summary[key])}")
+
+
+def _questions(
+    loader: Any, file: Path, limit: int | None, sample: int | None, seed: int, part: str
+) -> Any:
+    from codeweaver.evaluation.datasets import DatasetError
+
+    try:
+        return loader(file, limit=limit, sample=sample, seed=seed, part=part)
+    except DatasetError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None

@@ -1,0 +1,148 @@
+"""The dense half of the docs search: the embedder and the vectors of the loaded index.
+
+Vectors are loaded from beside the index, or embedded when missing or stale: in the caller's
+thread with progress when it can wait (`prepare`, `ensure_index`), otherwise in a background
+thread while searches go on without them. An embedder that cannot be created (weights not
+installed) leaves the search without vectors and says why in `problem`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from codeweaver.embeddings.base import Embedder, Vectors
+from codeweaver.sources.installed_docs.indexer import LoadedIndex
+from codeweaver.sources.installed_docs.model import ProgressCallback
+from codeweaver.sources.installed_docs.vectors import EMBEDDER, build_vectors, load_vectors
+
+logger = logging.getLogger(__name__)
+
+
+def default_embedder() -> Embedder:
+    from codeweaver.config import Settings
+    from codeweaver.embeddings import create_embedder
+
+    return create_embedder(EMBEDDER, Settings())
+
+
+class DenseVectors:
+    """Embedder and vectors for one source; thread-safe, builds at most one set at a time."""
+
+    def __init__(
+        self,
+        factory: Callable[[], Embedder] | None = None,
+        *,
+        enabled: bool = True,
+        retry_after: float = 300.0,
+    ) -> None:
+        self.enabled = enabled
+        self.problem: str | None = None
+        self._factory = factory or default_embedder
+        self._retry_after = retry_after
+        self._embedder: Embedder | None = None
+        self._lock = threading.Lock()  # held while embedding the entries
+        self._state = threading.Lock()  # guards the fields below
+        self._vectors: tuple[str, Vectors] | None = None  # (fingerprint, vectors)
+        self._background: threading.Thread | None = None
+        self._failed_at: float | None = None
+
+    def embedder(self) -> Embedder | None:
+        with self._state:
+            if self._embedder is None and self.problem is None:
+                try:
+                    self._embedder = self._factory()
+                except Exception as exc:  # missing weights or extra: search without vectors
+                    logger.warning("installed_docs: no embedder for dense vectors: %s", exc)
+                    self.problem = str(exc)
+            return self._embedder
+
+    def embed_query(self, text: str) -> Vectors:
+        embedder = self.embedder()
+        if embedder is None:  # unreachable: a ranker only has vectors with an embedder
+            return np.zeros(0, dtype=np.float32)
+        row: Vectors = embedder.embed([text])[0]
+        return row
+
+    def vectors_for(
+        self, loaded: LoadedIndex, progress: ProgressCallback | None, *, wait: bool
+    ) -> Vectors | None:
+        """The vectors of `loaded`, or None while they are being (or cannot be) made."""
+        if not self.enabled:
+            return None
+        fingerprint = loaded.info.fingerprint
+        with self._state:
+            if self._vectors is not None and self._vectors[0] == fingerprint:
+                return self._vectors[1]
+        embedder = self.embedder()
+        if embedder is None:
+            return None
+        if wait:
+            return self._load_or_build(loaded, embedder, progress)
+        with self._state:
+            recently_failed = (
+                self._failed_at is not None
+                and time.monotonic() - self._failed_at < self._retry_after
+            )
+            if (self._background and self._background.is_alive()) or recently_failed:
+                return None
+        stored = self._load(loaded, embedder)
+        if stored is not None:
+            return stored
+        thread = threading.Thread(
+            target=self._background_build,
+            args=(loaded, embedder),
+            name="installed-docs-vectors",
+            daemon=True,
+        )
+        with self._state:
+            if self._background and self._background.is_alive():
+                return None
+            self._background = thread
+        thread.start()
+        return None
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait for a background build (tests)."""
+        thread = self._background
+        if thread is not None:
+            thread.join(timeout)
+
+    def _load(self, loaded: LoadedIndex, embedder: Embedder) -> Vectors | None:
+        info = loaded.info
+        vectors = load_vectors(
+            info.path, info.fingerprint, embedder.name, info.entry_count, embedder.dimension
+        )
+        if vectors is not None:
+            with self._state:
+                self._vectors = (info.fingerprint, vectors)
+        return vectors
+
+    def _load_or_build(
+        self, loaded: LoadedIndex, embedder: Embedder, progress: ProgressCallback | None
+    ) -> Vectors | None:
+        with self._lock:
+            stored = self._load(loaded, embedder)
+            if stored is not None:
+                return stored
+            try:
+                vectors = build_vectors(
+                    loaded.info.path, loaded.entries, loaded.info.fingerprint, embedder, progress
+                )
+            except Exception as exc:  # the search goes on with BM25 and exact names
+                logger.warning("installed_docs: cannot embed the doc entries", exc_info=True)
+                with self._state:
+                    self._failed_at = time.monotonic()
+                    self.problem = f"cannot embed the doc entries: {exc}"
+                return None
+            with self._state:
+                self._vectors = (loaded.info.fingerprint, vectors)
+                self._failed_at = None
+            return vectors
+
+    def _background_build(self, loaded: LoadedIndex, embedder: Embedder) -> None:
+        self._load_or_build(loaded, embedder, None)

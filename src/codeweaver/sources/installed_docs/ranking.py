@@ -1,0 +1,288 @@
+"""Hybrid ranking of doc entries: BM25, dense vectors and exact names, fused by reciprocal rank.
+
+For a question, three ranked lists are made over all entries:
+  * BM25 (`indexer.LoadedIndex.scores`), times the entry's package prior;
+  * cosine similarity of the question's vector to each entry's vector (`vectors`), times the
+    same prior (skipped while the vectors are missing);
+  * entries whose leaf name is an identifier the question spells (`exact.query_names`),
+    and the language page of a keyword used as one ("for loop"): a dotted name's full match
+    first, strong names before weak ones, builtins first, then by BM25.
+Reciprocal rank fusion adds `weight / (RRF_K + rank)` over the lists. The package prior
+favours what the question is about: entries of a package it names (`pandas`), then the
+standard library, then other installed packages; deep internal names (`pandas.core.x.y.z`)
+count a little less, and names the installed code rarely calls too (`popularity`).
+
+The top fused candidates get a score in [0, 1]: a logistic model over the fused score, the
+BM25 score, the cosine, the exact-name strength and the package prior, fitted on CoNaLa
+questions (even `question_id`s) with "the entry documents an API the reference answer uses"
+as the label (a second model, fitted the same way without vectors, serves while they are
+missing). The score estimates the chance that the entry documents an API a correct answer
+uses: 0.5 means about one such entry in two. Only candidates at or above `SCORE_THRESHOLD`
+are returned; among entries of one package sharing a leaf name (`str.join`, `bytes.join`)
+only the best is kept, so the results name different APIs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+
+import numpy as np
+from numpy.typing import NDArray
+
+from codeweaver.sources.installed_docs.exact import STRONG, mentioned_packages, query_names
+from codeweaver.sources.installed_docs.indexer import LoadedIndex
+from codeweaver.sources.installed_docs.model import DocEntry
+from codeweaver.sources.installed_docs.popularity import popularity_weights
+from codeweaver.sources.installed_docs.tokenizer import query_tokens
+
+RRF_K = 30.0
+LIST_DEPTH = 100
+CANDIDATES = 30
+WEIGHT_BM25 = 1.0
+WEIGHT_DENSE = 1.5
+WEIGHT_EXACT = 1.0
+PRIOR_NAMED = 1.0  # a package the question names
+PRIOR_STDLIB = 0.7  # the standard library (1.0 when the question names no package)
+PRIOR_OTHER = 0.25  # any other installed package
+PRIOR_MISSING = 0.5  # extra factor when the question names a package that is not installed
+PRIOR_POWER = 0.5  # the prior also scales the fused score (beyond ordering each list)
+DEPTH_DECAY = 0.85  # per name component beyond `module.Class.method`
+POPULARITY_BETA = 0.25  # exponent of the call-count prior (`popularity`)
+#: Logistic models of the score: intercept, then one weight per `Candidate.features()`;
+#: the second serves while the vectors are missing (its cosine weight is unused).
+SCORE_MODEL = (-10.638, 28.99, -1.098, 2.714, 0.135, 3.779, 2.377)
+SCORE_MODEL_NO_VECTORS = (-10.186, 28.505, 2.172, 0.0, 0.756, 4.4, 1.975)
+SCORE_THRESHOLD = 0.15
+
+TOPIC_WEIGHT = 0.6  # language-reference pages: long, they match many questions loosely
+NICHE_WEIGHT = 0.5  # GUI and tooling modules that rarely answer a programming question
+_NICHE = frozenset({"tkinter", "idlelib", "turtle", "turtledemo", "lib2to3", "pydoc_data",
+                    "ensurepip", "msilib", "curses", "tabnanny", "pdb", "bdb"})  # fmt: skip
+_NICHE_CLASSES = ("collections.UserString.", "collections.UserList.", "collections.UserDict.")
+_INTERNAL = (".core.", ".internals.", ".compat.", ".tests.", ".testing.", "._", ".vendored.")
+SHALLOW_DOTS = 1
+_COUNTED = frozenset({"function", "method", "class", "property"})
+
+
+@dataclass(frozen=True)
+class RankingOptions:
+    """Which parts of the ranking run (all by default; the evaluation switches them off)."""
+
+    dense: bool = True
+    exact: bool = True
+    packages: bool = True
+    threshold: bool = True
+
+
+@dataclass(frozen=True)
+class Candidate:
+    index: int
+    entry: DocEntry
+    fused: float  # reciprocal-rank fusion score, times the prior
+    bm25: float  # normalised BM25 score in [0, 1)
+    cosine: float  # 0 without vectors
+    exact: int  # 0, WEAK or STRONG
+    prior: float
+    relative: float = 1.0  # fused score over the question's best fused score
+    score: float = 0.0
+
+    def features(self) -> tuple[float, ...]:
+        return (
+            self.fused, self.bm25, max(self.cosine, 0.0), self.exact / STRONG, self.prior,
+            self.relative,
+        )  # fmt: skip
+
+
+def logistic(features: tuple[float, ...], model: tuple[float, ...] = SCORE_MODEL) -> float:
+    z = model[0] + sum(w * x for w, x in zip(model[1:], features, strict=True))
+    return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
+
+
+class HybridRanker:
+    """Ranks the entries of one loaded index; `vectors` rows align with its entries."""
+
+    def __init__(
+        self,
+        index: LoadedIndex,
+        vectors: NDArray[np.float32] | None = None,
+        embed_query: Callable[[str], NDArray[np.float32]] | None = None,
+        options: RankingOptions | None = None,
+    ) -> None:
+        self.index = index
+        self.vectors = vectors
+        self.embed_query = embed_query
+        self.options = options or RankingOptions()
+        entries = index.entries
+        self.tops = [e.name.partition(".")[0] if e.kind != "topic" else "" for e in entries]
+        self.stdlib = np.array([e.package == "python" for e in entries], dtype=bool)
+        self.top_set = frozenset(t for t in self.tops if t)
+        grouped: dict[str, list[int]] = {}
+        for i, top in enumerate(self.tops):
+            grouped.setdefault(top, []).append(i)
+        self.by_top = {top: np.array(rows, dtype=np.int64) for top, rows in grouped.items()}
+        self.leaves: dict[str, list[int]] = {}
+        self.full: dict[str, int] = {}
+        for i, entry in enumerate(entries):
+            if entry.kind in _COUNTED:
+                self.leaves.setdefault(entry.name.rpartition(".")[2], []).append(i)
+                for name in (entry.name, *entry.aliases):
+                    self.full.setdefault(name, i)
+        self.builtin = np.array([e.name.startswith("builtins.") for e in entries], dtype=float)
+        self.topics = {e.name: i for i, e in enumerate(entries) if e.kind == "topic"}
+        self.leaf_set = frozenset(self.leaves)
+        self.folded = {leaf.lower(): leaf for leaf in sorted(self.leaves, reverse=True)}
+        popular = popularity_weights(entries, index.popularity, POPULARITY_BETA)
+        self.depth = np.array(
+            [_depth_weight(e) * p for e, p in zip(entries, popular, strict=True)], dtype=np.float64
+        )
+        # `read` in "read a file" is `os.read` or `builtins.open`, not `zipfile.ZipFile.read`.
+        self.shallow = np.array(
+            [
+                e.package == "python"
+                and (e.name.startswith("builtins.") or e.name.count(".") <= SHALLOW_DOTS)
+                for e in entries
+            ],
+            dtype=bool,
+        )
+
+    def with_vectors(self, vectors: NDArray[np.float32] | None) -> HybridRanker:
+        clone = replace_ranker(self)
+        clone.vectors = vectors
+        return clone
+
+    def prior(self, query: str) -> tuple[NDArray[np.float64], frozenset[str]]:
+        """Per-entry prior weights, and the top-level modules the question names."""
+        keywords = [self.topics[t[1:]] for t in query_tokens(query) if t[1:] in self.topics]
+        if not self.options.packages:
+            return np.ones(len(self.tops)), frozenset()
+        named, missing = mentioned_packages(query, self.top_set)
+        stdlib = PRIOR_STDLIB if named else 1.0
+        out = np.where(self.stdlib, stdlib, PRIOR_OTHER)
+        for top in named:
+            out[self.by_top[top]] = PRIOR_NAMED
+        if missing:
+            out = out * PRIOR_MISSING
+        weights: NDArray[np.float64] = out * self.depth
+        # "for loop", "with statement": the keyword's own page is not a loose topic match.
+        weights[keywords] = out[keywords]
+        return weights, named
+
+    def rank(self, query: str) -> list[Candidate]:
+        """The `CANDIDATES` best fused entries with their features, by score (best first)."""
+        n = len(self.index.entries)
+        if not n or not query.strip():
+            return []
+        prior, named = self.prior(query)
+        raw, half = self.index.scores(query)
+        bm25 = raw / (raw + max(half, 1e-9))
+        fused = np.zeros(n)
+        _add_list(fused, raw * prior, WEIGHT_BM25)
+        cosine = np.zeros(n)
+        model = SCORE_MODEL_NO_VECTORS
+        if self.options.dense and self.vectors is not None and self.embed_query is not None:
+            model = SCORE_MODEL
+            cosine = (self.vectors @ self.embed_query(query)).astype(np.float64)
+            _add_list(fused, np.maximum(cosine, 0.0) * prior, WEIGHT_DENSE)
+        exact = np.zeros(n, dtype=np.int64)
+        if self.options.exact:
+            order = self._exact(query, prior, named, raw, exact)
+            for rank, i in enumerate(order, 1):
+                fused[i] += WEIGHT_EXACT / (RRF_K + rank)
+        fused *= prior**PRIOR_POWER
+        k = min(CANDIDATES, n)
+        top = np.argpartition(-fused, k - 1)[:k]
+        top = top[np.argsort(-fused[top], kind="stable")]
+        out: list[Candidate] = []
+        best = float(fused[top[0]]) if len(top) else 0.0
+        for i in top:
+            if fused[i] <= 0:
+                break
+            candidate = Candidate(
+                int(i), self.index.entries[i], float(fused[i]), float(bm25[i]),
+                float(cosine[i]), int(exact[i]), float(prior[i]), float(fused[i]) / best,
+            )  # fmt: skip
+            out.append(replace(candidate, score=logistic(candidate.features(), model)))
+        return _one_per_api(sorted(out, key=lambda c: -c.score))
+
+    def _exact(
+        self,
+        query: str,
+        prior: NDArray[np.float64],
+        named: frozenset[str],
+        raw: NDArray[np.float64],
+        exact: NDArray[np.int64],
+    ) -> list[int]:
+        """Entries named by the question's identifiers, best first (fills `exact`)."""
+        keyed: dict[int, tuple[int, float]] = {}
+        for token in query_tokens(query):
+            topic = self.topics.get(token[1:]) if token.startswith("@") else None
+            if topic is not None:
+                keyed[topic] = (STRONG, 1.0 + raw[topic])
+        names = query_names(query, self.leaf_set, folded=self.folded, packages=self.top_set)
+        for name in names:
+            full = self.full.get(name.qualified) if name.qualified else None
+            if full is not None:
+                keyed[full] = (3, 1.0 + raw[full])
+            for i in self.leaves.get(name.leaf, ()):
+                # Weak (English) names only reach builtins, module-level stdlib names and
+                # the packages the question names.
+                if name.strength < STRONG and not (self.shallow[i] or self.tops[i] in named):
+                    continue
+                # Among equal names, the builtin first: `open` is `builtins.open` before
+                # `gzip.open` unless the question says otherwise (then BM25 tells).
+                key = (name.strength, prior[i] * (1.0 + raw[i]) * (1.0 + self.builtin[i]))
+                keyed[i] = max(keyed.get(i, key), key)
+        for i, (strength, _) in keyed.items():
+            exact[i] = min(strength, STRONG)
+        return sorted(keyed, key=lambda i: keyed[i], reverse=True)[:LIST_DEPTH]
+
+    def search(self, query: str, limit: int) -> list[Candidate]:
+        ranked = self.rank(query)
+        if self.options.threshold:
+            ranked = [c for c in ranked if c.score >= SCORE_THRESHOLD]
+        return ranked[:limit]
+
+
+def _one_per_api(candidates: list[Candidate]) -> list[Candidate]:
+    """Keep the best of entries sharing a package and a leaf name (`str.join`,
+    `bytes.join`; `DataFrame.groupby`, `Series.groupby`): five results, five APIs."""
+    seen: set[tuple[str, str]] = set()
+    out: list[Candidate] = []
+    for candidate in candidates:
+        name = candidate.entry.name
+        key = (name.partition(".")[0], name.rpartition(".")[2])
+        if candidate.entry.kind in _COUNTED and key in seen:
+            continue
+        seen.add(key)
+        out.append(candidate)
+    return out
+
+
+def replace_ranker(ranker: HybridRanker) -> HybridRanker:
+    clone = HybridRanker.__new__(HybridRanker)
+    clone.__dict__.update(ranker.__dict__)
+    return clone
+
+
+def _depth_weight(entry: DocEntry) -> float:
+    if entry.kind == "topic":
+        return TOPIC_WEIGHT
+    top = entry.name.partition(".")[0]
+    if top in _NICHE or entry.name.startswith(_NICHE_CLASSES):
+        return NICHE_WEIGHT
+    extra = max(0, entry.name.count(".") - 2)
+    internal = any(part in f".{entry.name}." for part in _INTERNAL)
+    return float(DEPTH_DECAY**extra * (DEPTH_DECAY if internal else 1.0))
+
+
+def _add_list(fused: NDArray[np.float64], scores: NDArray[np.float64], weight: float) -> None:
+    """Add `weight / (RRF_K + rank)` for the `LIST_DEPTH` best positive `scores`."""
+    k = min(LIST_DEPTH, len(scores))
+    top = np.argpartition(-scores, k - 1)[:k]
+    top = top[np.argsort(-scores[top], kind="stable")]
+    for rank, i in enumerate(top, 1):
+        if scores[i] <= 0:
+            break
+        fused[i] += weight / (RRF_K + rank)

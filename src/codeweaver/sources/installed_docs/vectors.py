@@ -1,0 +1,184 @@
+"""Dense vectors of the doc entries, stored beside the BM25 index of the same fingerprint.
+
+Each entry is embedded once (all-MiniLM-L6-v2 by default) as its qualified name and the first
+sentence of its docstring (`embedding_text`): the summary line says what an API does in the
+words a question uses, and short texts keep the one-time cost to minutes on two cores.
+
+Files in the index folder: `vectors.npy` (float32, one unit row per entry, in entry order,
+`allow_pickle=False`) and `vectors.json` (fingerprint, embedder, count, dimension, format),
+written after the array, each through a temporary file and an atomic rename. A file that is
+missing, written for another fingerprint, embedder or format, or unreadable is rebuilt.
+
+Installing one package changes the fingerprint, and the new index must not cost minutes of
+embedding again: the last vectors built are also kept in the parent folder
+(`.embedding-cache-<embedder>.npy`, with the SHA-1 of each row's text in the `.json`), and a
+rebuild embeds only the texts that are not in it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from codeweaver.embeddings.base import Embedder, Vectors
+from codeweaver.sources.installed_docs.model import DocEntry, ProgressCallback
+
+logger = logging.getLogger(__name__)
+
+VECTORS = "vectors.npy"
+VECTORS_META = "vectors.json"
+VECTORS_FORMAT = 1
+EMBEDDER = "minilm"
+PHASE = "Embedding documents"
+SUMMARY_CHARS = 200
+_BATCH = 256
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def embedding_text(entry: DocEntry) -> str:
+    """`name: first sentence of the docstring` (topics: `label (Python language topic)`)."""
+    paragraph = " ".join(entry.doc.split("\n\n")[0].split())
+    end = _SENTENCE_END.search(paragraph, 40)
+    summary = (paragraph[: end.start()] if end else paragraph)[:SUMMARY_CHARS]
+    label = f"{entry.name} (Python language topic)" if entry.kind == "topic" else entry.name
+    return f"{label}: {summary}" if summary else label
+
+
+def _meta(fingerprint: str, embedder: str, count: int, dimension: int) -> dict[str, object]:
+    return {
+        "format": VECTORS_FORMAT,
+        "fingerprint": fingerprint,
+        "embedder": embedder,
+        "count": count,
+        "dimension": dimension,
+    }
+
+
+def load_vectors(
+    folder: Path, fingerprint: str, embedder: str, count: int, dimension: int
+) -> Vectors | None:
+    """The stored vectors, or None when missing, stale or unreadable (then rebuild them)."""
+    try:
+        meta = json.loads((folder / VECTORS_META).read_text(encoding="utf-8"))
+        if meta != _meta(fingerprint, embedder, count, dimension):
+            logger.info("installed-docs vectors in %s are stale", folder)
+            return None
+        array = np.load(folder / VECTORS, allow_pickle=False)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:  # truncated or corrupt files
+        logger.warning("cannot read installed-docs vectors in %s: %s", folder, exc)
+        return None
+    if array.shape != (count, dimension) or array.dtype != np.float32:
+        logger.warning("installed-docs vectors in %s have shape %s", folder, array.shape)
+        return None
+    out: Vectors = array
+    return out
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8"), usedforsecurity=False).hexdigest()[:20]
+
+
+def _cache_paths(index_dir: Path, embedder: str) -> tuple[Path, Path]:
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", embedder)
+    return index_dir / f".embedding-cache-{stem}.npy", index_dir / f".embedding-cache-{stem}.json"
+
+
+def _load_cache(index_dir: Path, embedder: Embedder) -> dict[str, Vectors]:
+    """Text digest -> vector of the last set built in `index_dir` (empty if none/unusable)."""
+    array_path, keys_path = _cache_paths(index_dir, embedder.name)
+    try:
+        meta = json.loads(keys_path.read_text(encoding="utf-8"))
+        array = np.load(array_path, allow_pickle=False)
+        keys = meta["keys"]
+        if (
+            meta.get("format") != VECTORS_FORMAT
+            or array.dtype != np.float32
+            or array.shape != (len(keys), embedder.dimension)
+        ):
+            return {}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return {key: array[row] for row, key in enumerate(keys)}
+
+
+def _save_cache(index_dir: Path, embedder: Embedder, keys: list[str], vectors: Vectors) -> None:
+    array_path, keys_path = _cache_paths(index_dir, embedder.name)
+    keys_path.unlink(missing_ok=True)
+    _write_atomic(array_path, vectors)
+    meta = {"format": VECTORS_FORMAT, "keys": keys}
+    _write_atomic(keys_path, json.dumps(meta).encode())
+
+
+def embed_entries(
+    entries: Sequence[DocEntry],
+    embedder: Embedder,
+    progress: ProgressCallback | None = None,
+    known: dict[str, Vectors] | None = None,
+) -> tuple[list[str], Vectors]:
+    """(text digests, unit vectors) of every entry; texts found in `known` are not embedded
+    again. Progress counts entries, reused ones at once."""
+    texts = [embedding_text(e) for e in entries]
+    keys = [_digest(t) for t in texts]
+    out = np.zeros((len(entries), embedder.dimension), dtype=np.float32)
+    todo: list[int] = []
+    for row, key in enumerate(keys):
+        if known is not None and key in known:
+            out[row] = known[key]
+        else:
+            todo.append(row)
+    done = len(entries) - len(todo)
+    if progress is not None:
+        progress(PHASE, done, len(entries))
+    for start in range(0, len(todo), _BATCH):
+        rows = todo[start : start + _BATCH]
+        out[rows] = embedder.embed([texts[i] for i in rows])
+        done += len(rows)
+        if progress is not None:
+            progress(PHASE, done, len(entries))
+    return keys, out
+
+
+def _write_atomic(path: Path, write: bytes | Vectors) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with tmp.open("wb") as handle:
+            if isinstance(write, bytes):
+                handle.write(write)
+            else:
+                np.save(handle, write, allow_pickle=False)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def build_vectors(
+    folder: Path,
+    entries: Sequence[DocEntry],
+    fingerprint: str,
+    embedder: Embedder,
+    progress: ProgressCallback | None = None,
+) -> Vectors:
+    """Embed the entries (reusing the last set built beside `folder`) and store them in
+    `folder` (the array first, then its metadata)."""
+    known = _load_cache(folder.parent, embedder)
+    keys, vectors = embed_entries(entries, embedder, progress, known)
+    logger.info("embedded doc entries: %d reused of %d", len(known.keys() & set(keys)), len(keys))
+    try:
+        (folder / VECTORS_META).unlink(missing_ok=True)
+        _write_atomic(folder / VECTORS, vectors)
+        meta = _meta(fingerprint, embedder.name, len(entries), embedder.dimension)
+        _write_atomic(folder / VECTORS_META, json.dumps(meta).encode())
+        _save_cache(folder.parent, embedder, keys, vectors)
+    except OSError as exc:  # a read-only cache still searches, with the vectors in memory
+        logger.warning("cannot store installed-docs vectors in %s: %s", folder, exc)
+    return vectors
