@@ -130,6 +130,14 @@ def bare_messages(question: str) -> list[BaseMessage]:
     return [_system("bare_answer", BARE_ANSWER), HumanMessage(question)]
 
 
+def alone_messages(question: str, language: str) -> list[BaseMessage]:
+    """The answer when no source is relevant: the model alone, prompted exactly as the
+    bare model the pipeline is measured against (plus the answer language when it is not
+    English), so answering without sources is never worse than not searching at all."""
+    reminder = "" if language == "en" else f"\n\n{answer_in(language)}"
+    return [_system("generate_answer", BARE_ANSWER), HumanMessage(f"{question}{reminder}")]
+
+
 def judge_answer_messages(question: str, reference: str, answer: str) -> list[BaseMessage]:
     return [
         _system("judge_answer", JUDGE_ANSWER.format(untrusted=UNTRUSTED)),

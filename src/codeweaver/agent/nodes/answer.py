@@ -58,8 +58,12 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         (n, s["title"], s.get("summary") or s["snippet"][:400]) for n, s in enumerate(sources, 1)
     ]
     feedback = state.get("answer_feedback")
-    messages = prompts.answer_messages(
-        question, language, state.get("intent", "learning"), numbered, feedback
+    messages = (
+        prompts.answer_messages(
+            question, language, state.get("intent", "learning"), numbered, feedback
+        )
+        if sources
+        else prompts.alone_messages(question, language)
     )
     attempt = int(state.get("answer_attempt") or 0) + 1
     try:
