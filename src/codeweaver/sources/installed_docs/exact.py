@@ -176,3 +176,32 @@ def mentioned_packages(query: str, tops: frozenset[str]) -> tuple[frozenset[str]
     named |= {top for phrase, top in PACKAGE_SYNONYMS.items() if phrase in low and top in tops}
     missing = any(w in KNOWN_PACKAGES and w not in tops for w in words)
     return frozenset(named), missing and not named
+
+
+# Languages and platforms whose questions the docs of an installed Python never answer.
+# Only unambiguous names: "shell", "node" or "react" are also plain words of Python
+# questions.
+_OTHER_LANGUAGE = re.compile(
+    r"(?<![\w.#+-])(?:java|kotlin|c#|csharp|\.net|dotnet|asp\.net|c\+\+|golang|rust|php|"
+    r"javascript|typescript|nodejs|node\.js|npm|reactjs|react\.js|angular|vue|vuejs|svelte|"
+    r"swift|swiftui|xcode|android|haskell|elixir|erlang|ruby|rails|perl|bash|powershell|zsh|"
+    r"mysql|postgres|postgresql|plpgsql|t-sql|scala|clojure|lua|dart|flutter|vba|"
+    r"objective-c|jquery|laravel|spring|gradle|maven|jest|webpack|kotlinx|jvm)(?![\w#+-])",
+    re.IGNORECASE,
+)
+_PYTHON = re.compile(
+    r"(?<![\w.])(?:python3?|py|pip|cpython|pypi|django|flask|fastapi|pandas|numpy|scipy|"
+    r"matplotlib|sqlalchemy|selenium|tkinter|pyqt5?|jupyter|psycopg2?|pytest)(?!\w)",
+    re.IGNORECASE,
+)
+
+
+def other_language(query: str, tops: frozenset[str]) -> str | None:
+    """The language or platform other than Python the question is about, if it names one
+    and names neither Python nor an installed Python package; such a question gets no
+    installed Python docs (on StackEval's sample they reached Kotlin, SQL and C# answers)."""
+    found = _OTHER_LANGUAGE.search(query)
+    if found is None or _PYTHON.search(query):
+        return None
+    named, _missing = mentioned_packages(query, tops)
+    return None if named else found.group(0)

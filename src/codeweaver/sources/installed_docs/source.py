@@ -33,6 +33,7 @@ from codeweaver.sources.base import SourceError, SourceStatus
 from codeweaver.sources.installed_docs import indexer
 from codeweaver.sources.installed_docs.collect import CollectorOptions, DocEntry, ProgressCallback
 from codeweaver.sources.installed_docs.dense import DenseVectors
+from codeweaver.sources.installed_docs.exact import other_language
 from codeweaver.sources.installed_docs.indexer import IndexInfo, LoadedIndex
 from codeweaver.sources.installed_docs.ranking import HybridRanker, RankingOptions
 
@@ -288,6 +289,8 @@ class InstalledDocsSource:
         if not query.strip() or limit <= 0:
             return []
         ranker = self._ranker_for(self._ensure(None, retry=False), None, wait=False)
+        if other_language(query, ranker.top_set) is not None:
+            return []
         return [to_result(c.entry, round(c.score, 4)) for c in ranker.search(query, limit)]
 
     async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
