@@ -49,3 +49,10 @@ def test_python_questions_and_python_names_keep_the_docs(title: str) -> None:
 def test_an_installed_package_the_question_names_keeps_the_docs() -> None:
     assert other_language("Read a MySQL table with requests data", TOPS) is None
     assert other_language("Read a MySQL table", TOPS) == "MySQL"
+
+
+def test_korean_particles_do_not_hide_the_language() -> None:
+    # tests/fixtures/korean/stackeval_ko20.jsonl, StackEval lines 155 and 417.
+    rust = "Rust에서 move가 일어난다는 에러가 나요. 어떻게 해결하나요?"
+    assert other_language(rust, TOPS) == "Rust"
+    assert other_language("파이썬에서 MySQL 테이블을 읽는 방법", TOPS) is None

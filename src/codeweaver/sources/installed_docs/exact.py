@@ -182,16 +182,18 @@ def mentioned_packages(query: str, tops: frozenset[str]) -> tuple[frozenset[str]
 # Only unambiguous names: "shell", "node" or "react" are also plain words of Python
 # questions.
 _OTHER_LANGUAGE = re.compile(
-    r"(?<![\w.#+-])(?:java|kotlin|c#|csharp|\.net|dotnet|asp\.net|c\+\+|golang|rust|php|"
+    r"(?<![A-Za-z0-9_.#+-])(?:java|kotlin|c#|csharp|\.net|dotnet|asp\.net|c\+\+|golang|rust|php|"
     r"javascript|typescript|nodejs|node\.js|npm|reactjs|react\.js|angular|vue|vuejs|svelte|"
     r"swift|swiftui|xcode|android|haskell|elixir|erlang|ruby|rails|perl|bash|powershell|zsh|"
     r"mysql|postgres|postgresql|plpgsql|t-sql|scala|clojure|lua|dart|flutter|vba|"
-    r"objective-c|jquery|laravel|spring|gradle|maven|jest|webpack|kotlinx|jvm)(?![\w#+-])",
+    r"objective-c|jquery|laravel|spring|gradle|maven|jest|webpack|kotlinx|jvm)"
+    r"(?![A-Za-z0-9_#+-])",  # a Korean particle may follow: "Rust에서"
     re.IGNORECASE,
 )
 _PYTHON = re.compile(
-    r"(?<![\w.])(?:python3?|py|pip|cpython|pypi|django|flask|fastapi|pandas|numpy|scipy|"
-    r"matplotlib|sqlalchemy|selenium|tkinter|pyqt5?|jupyter|psycopg2?|pytest)(?!\w)",
+    r"(?<![A-Za-z0-9_.])(?:python3?|py|pip|cpython|pypi|django|flask|fastapi|pandas|numpy|"
+    r"scipy|matplotlib|sqlalchemy|selenium|tkinter|pyqt5?|jupyter|psycopg2?|pytest|파이썬)"
+    r"(?![A-Za-z0-9_])",
     re.IGNORECASE,
 )
 
