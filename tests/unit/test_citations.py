@@ -128,3 +128,14 @@ def test_a_source_list_the_model_copied_is_dropped_even_when_an_item_wraps() -> 
         'types. The "collections.abc.MutableSequence" ABC \n'
     )
     assert strip_source_list(answer) == answer.split("\n\n### 참고 자료")[0]
+
+
+def test_a_korean_source_list_headed_with_jaryo_mokrok_is_dropped() -> None:
+    # The 1.5B model's answer to the Korean rephrasing of StackEval line 155 (Rust move
+    # error; tests/fixtures/korean/stackeval_ko20.jsonl line 6) ended with its own list.
+    body = "### 해결 방법\n`clone()`으로 복사하거나 참조(`&v`)를 넘기세요."
+    answer = f"{body}\n\n### 자료 목록\n- [1] src/main.rs:56\n- [2] src/lib.rs:312"
+    assert strip_source_list(answer) == body
+    # A section named 자료형 (data type) is prose, not a source list.
+    prose = f"{body}\n\n### 자료형\n`Vec<T>`는 `Copy`를 구현하지 않습니다."
+    assert strip_source_list(prose) == prose

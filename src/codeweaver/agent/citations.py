@@ -21,7 +21,8 @@ _CITATION_WITH_SPACE = re.compile(r"[ \t]?\[(\d{1,3})\]")
 # Code blocks and code spans: `event.path[0]` holds an index, not a citation.
 _CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
 _SOURCE_HEADING = re.compile(
-    r"^\s*(?:#+\s*)?(?:\*\*)?(?:sources?(?: cited| used)?|references?|출처|참고(?: ?자료)?)"
+    r"^\s*(?:#+\s*)?(?:\*\*)?(?:sources?(?: cited| used| list)?|references?|출처|"
+    r"참고(?: ?자료)?|(?:참고 ?)?자료(?: ?목록)?)"
     r"\s*:?\s*(?:\*\*)?\s*:?\s*$",
     re.IGNORECASE | re.MULTILINE,
 )

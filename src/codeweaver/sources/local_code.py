@@ -5,7 +5,8 @@ repository holding the working directory. Each search walks them as git would (s
 `code_scan.list_files`), reads the text files and scores lines by the query's terms, rarer
 terms weighing more (idf over the files read). Scores are `raw / (raw + 0.6 × query mass)`
 (see `code_scan.rank_lines`): 0.625 for a line holding every term, higher for the definition
-of a name asked about.
+of a name asked about. A question naming another language than Python reads no code
+files of other languages (`languages.foreign_code`).
 
 A search stops after `ScanBudget.max_files` files (default 5000) or `max_seconds` (default
 3 s) and logs that it was truncated; file lists are reused for `DEFAULT_LISTING_TTL` (30 s),
@@ -38,6 +39,7 @@ from codeweaver.sources.code_scan import (
     rank_lines,
     read_text,
 )
+from codeweaver.sources.languages import foreign_code, is_foreign
 
 if TYPE_CHECKING:
     from codeweaver.config import Settings
@@ -157,6 +159,7 @@ def search_code(
     terms = extract_terms(query)
     if not terms or limit <= 0:
         return CodeSearch()
+    foreign = foreign_code(query)
     started = time.monotonic()
     deadline = started + budget.max_seconds
     outcome = CodeSearch()
@@ -172,6 +175,8 @@ def search_code(
                 spent = "file limit" if attempted >= budget.max_files else "time budget"
                 outcome.truncated.append(f"reading stopped in {folder}: {spent} reached")
                 break
+            if is_foreign(path, foreign):
+                continue
             attempted += 1
             text = read_text(path)
             if text is None:
