@@ -13,12 +13,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from numpy.typing import NDArray
 from pydantic import ConfigDict, PrivateAttr
+
+from codeweaver.llm.scripts import Script, writes_script
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 
@@ -44,6 +48,7 @@ class LocalChatModel(BaseChatModel):
 
     _llama: Any = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _banned: dict[tuple[str, ...], NDArray[np.intp]] = PrivateAttr(default_factory=dict)
 
     @property
     def _llm_type(self) -> str:
@@ -79,7 +84,37 @@ class LocalChatModel(BaseChatModel):
             params["stop"] = stop
         if kwargs.get("response_format"):
             params["response_format"] = kwargs["response_format"]
+        if kwargs.get("logits_processor"):
+            params["logits_processor"] = kwargs["logits_processor"]
         return params
+
+    def script_kwargs(self, avoid: frozenset[Script]) -> dict[str, Any]:
+        """Call arguments that stop llama.cpp from decoding tokens of the `avoid` scripts."""
+        if not avoid:
+            return {}
+        from llama_cpp import LogitsProcessorList
+
+        banned = self._banned_tokens(avoid)
+
+        def ban(_input_ids: NDArray[np.intc], scores: NDArray[np.single]) -> NDArray[np.single]:
+            scores[banned] = -np.inf
+            return scores
+
+        return {"logits_processor": LogitsProcessorList([ban])}
+
+    def _banned_tokens(self, avoid: frozenset[Script]) -> NDArray[np.intp]:
+        """Token ids of the vocabulary that write one of `avoid` (0.3 s once per set)."""
+        key = tuple(sorted(avoid))
+        with self._lock:
+            if key not in self._banned:
+                llama = self._model()
+                ids = [
+                    i
+                    for i in range(llama.n_vocab())
+                    if any(writes_script(llama.detokenize([i]), s) for s in avoid)
+                ]
+                self._banned[key] = np.array(ids, dtype=np.intp)
+            return self._banned[key]
 
     def schema_kwargs(self, schema: dict[str, Any]) -> dict[str, Any]:
         """Call arguments that make llama.cpp decode only JSON valid under `schema`."""

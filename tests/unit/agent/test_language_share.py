@@ -34,3 +34,16 @@ def test_the_answer_prompt_ends_with_the_language_instruction_in_that_language()
     assert str(messages[-1].content).endswith(prompts.ANSWER_IN["ko"])
     english = prompts.answer_messages("How?", "en", "learning", [(1, "t", "x")])
     assert str(english[-1].content).endswith("Cite sources inline as [1]–[1].\nAnswer in English.")
+
+
+def test_a_korean_answer_prompt_is_written_in_korean_with_sources() -> None:
+    # The Korean rephrasing of StackEval's "sort a dict by value" question: with English
+    # instructions the 1.5B model copied the template's English headings ("Direct Answer").
+    question = "Python 3.6 이상에서 딕셔너리를 값 기준으로 정렬하는 방법"
+    messages = prompts.answer_messages(question, "ko", "learning", [(1, "sorted", "x")])
+    system, human = str(messages[0].content), str(messages[1].content)
+    assert language_share(system, "ko") == 1.0
+    assert prompts.ANSWER_TEMPLATES_IN["ko"]["learning"] in system
+    assert "Direct answer" not in system and "a direct answer" not in system
+    assert human.endswith("자료는 [1]–[1]로 인용하세요.\n" + prompts.ANSWER_IN["ko"])
+    assert messages[0].name == "generate_answer"

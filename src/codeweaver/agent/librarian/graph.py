@@ -28,6 +28,7 @@ from codeweaver.agent.nodes.analyze import history_turns
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.nodes.check import grounding_reader
 from codeweaver.agent.state import GraphState, Step, new_turn
+from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import ainvoke_structured, message_text
 
 logger = logging.getLogger(__name__)
@@ -203,7 +204,8 @@ class Librarian:
             numbered,
         )
         try:
-            reply = await self.deps.llm.ainvoke(prompt)
+            steer = in_language_kwargs(self.deps.llm, language, state.get("question", ""))
+            reply = await self.deps.llm.ainvoke(prompt, **steer)
             text = tidy_answer(message_text(reply), sources)
             reason = "" if text else "the model returned an empty answer"
         except Exception as exc:  # the user still gets the sources

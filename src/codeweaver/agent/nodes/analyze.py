@@ -17,6 +17,7 @@ from codeweaver.agent.guard import depends_on_context, followup_type
 from codeweaver.agent.language import is_english
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.state import GraphState
+from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import ainvoke_structured, message_text
 from codeweaver.memory.verify import lost_in_translation
 
@@ -126,7 +127,8 @@ async def generate_with_history(state: GraphState, deps: Deps) -> dict[str, Any]
     prompt = prompts.history_messages(history_turns(messages), question, language)
     sources = state.get("sources") or []
     try:
-        answer = tidy_answer(message_text(await deps.llm.ainvoke(prompt)), sources)
+        steer = in_language_kwargs(deps.llm, language, question)
+        answer = tidy_answer(message_text(await deps.llm.ainvoke(prompt, **steer)), sources)
     except Exception as exc:  # a failed follow-up must still end the turn cleanly
         logger.warning("follow-up generation failed: %s", exc)
         note = f"follow-up failed: {type(exc).__name__}: {exc}"

@@ -11,6 +11,7 @@ from codeweaver.agent import prompts
 from codeweaver.agent.citations import renumber_citations, tidy_answer
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
+from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import message_text
 
 logger = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     )
     attempt = int(state.get("answer_attempt") or 0) + 1
     try:
-        reply = await deps.llm.ainvoke(messages)
+        reply = await deps.llm.ainvoke(messages, **in_language_kwargs(deps.llm, language, question))
         answer = tidy_answer(message_text(reply), sources)
         failed = not answer
         reason = "the model returned an empty answer" if failed else ""

@@ -20,6 +20,7 @@ from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.router import route_message
 from codeweaver.agent.state import GraphState, new_turn
 from codeweaver.agent.text import new_terms
+from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import ainvoke_structured, message_text
 
 logger = logging.getLogger(__name__)
@@ -65,7 +66,8 @@ async def answer_directly(state: GraphState, deps: Deps) -> dict[str, Any]:
     language = state.get("language", "en")
     prompt = prompts.direct_messages(state.get("question", ""), language)
     try:
-        answer = message_text(await deps.llm.ainvoke(prompt)).strip()
+        steer = in_language_kwargs(deps.llm, language, state.get("question", ""))
+        answer = message_text(await deps.llm.ainvoke(prompt, **steer)).strip()
     except Exception as exc:  # a greeting must never fail the turn
         logger.warning("direct answer failed: %s", exc)
         answer = ""
