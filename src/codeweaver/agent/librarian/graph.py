@@ -17,7 +17,6 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 
-from codeweaver.agent import prompts
 from codeweaver.agent.citations import tidy_answer
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.grounding import check_grounding, warning
@@ -27,6 +26,7 @@ from codeweaver.agent.librarian.tools import Observation, build_tools, resolve
 from codeweaver.agent.nodes.analyze import history_turns
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.nodes.check import grounding_reader
+from codeweaver.agent.prompts import librarian as librarian_prompts
 from codeweaver.agent.state import GraphState, Step, new_turn
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import ainvoke_structured, message_text
@@ -95,9 +95,9 @@ class Librarian:
             }
         tools = build_tools(self.deps)
         listing = [(t.name, t.description) for t in tools.values()]
-        listing.append((ANSWER, prompts.LIBRARIAN_TOOL_HELP[ANSWER]))
+        listing.append((ANSWER, librarian_prompts.LIBRARIAN_TOOL_HELP[ANSWER]))
         scratchpad = list(state.get("librarian_scratchpad") or [])
-        messages = prompts.librarian_step_messages(
+        messages = librarian_prompts.librarian_step_messages(
             state.get("question", ""),
             history_turns(state.get("messages") or []),
             listing,
@@ -197,7 +197,7 @@ class Librarian:
             (n, s["title"], (s.get("summary") or s.get("snippet", ""))[:SOURCE_CHARS])
             for n, s in enumerate(sources, 1)
         ]
-        prompt = prompts.librarian_answer_messages(
+        prompt = librarian_prompts.librarian_answer_messages(
             state.get("question", ""),
             history_turns(state.get("messages") or []),
             language,

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from codeweaver.agent import prompts
 from codeweaver.agent.deps import SEARCH_NODES, Deps, announce, step
+from codeweaver.agent.prompts import librarian as librarian_prompts
 from codeweaver.agent.state import Intent, SearchResult, Step
 from codeweaver.sources.base import Source
 
@@ -55,7 +55,7 @@ class ThinkTool:
     """Reasoning written down: shown to the user as a `think` step, nothing searched."""
 
     name: str = THINK
-    description: str = prompts.LIBRARIAN_TOOL_HELP[THINK]
+    description: str = librarian_prompts.LIBRARIAN_TOOL_HELP[THINK]
 
     async def run(
         self, text: str, state: Mapping[str, Any], seen: list[SearchResult]
@@ -107,8 +107,8 @@ class SearchTool:
 
     @property
     def description(self) -> str:
-        default = prompts.SEARCH_TOOL_HELP.format(source=self.source.name)
-        return prompts.LIBRARIAN_TOOL_HELP.get(self.name, default)
+        default = librarian_prompts.SEARCH_TOOL_HELP.format(source=self.source.name)
+        return librarian_prompts.LIBRARIAN_TOOL_HELP.get(self.name, default)
 
     async def run(
         self, text: str, state: Mapping[str, Any], seen: list[SearchResult]
