@@ -5,8 +5,11 @@ the dense vectors, then prints each fitted model and, for the calibration part a
 part, what the source would return at each threshold. Copy the models into
 `ranking.SCORE_MODEL` / `SCORE_MODEL_NO_VECTORS`, pick `SCORE_THRESHOLD`.
 
+`--write-usage` first rewrites `installed_docs/usage.py` from the fit part's reference
+snippets (`retrieval_calibrate.answer_usage`); refit the models after it (run again).
+
     .venv/bin/python bench/calibrate_docs_ranking.py \
-        --file ../shared/data/retrieval/conala/conala-train.json
+        --file ../shared/data/retrieval/conala/conala-train.json [--write-usage]
 """
 
 from __future__ import annotations
@@ -17,11 +20,30 @@ from pathlib import Path
 from typing import Literal
 
 from codeweaver.config import Settings
-from codeweaver.evaluation.retrieval_calibrate import collect, fit_logistic, sweep
+from codeweaver.evaluation.retrieval_calibrate import answer_usage, collect, fit_logistic, sweep
 from codeweaver.evaluation.retrieval_eval import load_questions
-from codeweaver.sources.installed_docs import InstalledDocsSource, RankingOptions, ranking
+from codeweaver.sources.installed_docs import InstalledDocsSource, RankingOptions, ranking, usage
 
 THRESHOLDS = [0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6]
+WIDTH = 99
+
+
+def write_usage(counts: dict[str, int], part: str) -> None:
+    """Rewrite the `ANSWER_USAGE` table of `usage.py` (the rest of the module is kept)."""
+    path = Path(usage.__file__)
+    text = path.read_text(encoding="utf-8")
+    head, _, rest = text.partition("# fmt: off\n")
+    _, _, tail = rest.partition("# fmt: on\n")
+    lines = ["ANSWER_USAGE: dict[str, int] = {"]
+    for name, count in sorted(counts.items()):
+        item = f"{json.dumps(name)}: {count},"
+        if len(lines) > 1 and len(lines[-1]) + 1 + len(item) <= WIDTH:
+            lines[-1] += " " + item
+        else:
+            lines.append("    " + item)
+    table = "\n".join([*lines, "}"])
+    path.write_text(f"{head}# fmt: off\n{table}\n# fmt: on\n{tail}", encoding="utf-8")
+    print(f"wrote {len(counts)} names from the {part} part to {path}")
 
 
 def main() -> None:
@@ -29,10 +51,18 @@ def main() -> None:
     parser.add_argument("--file", type=Path, required=True)
     parser.add_argument("--fit-part", choices=["even", "odd"], default="even")
     parser.add_argument("--keep-model", action="store_true", help="Sweep the current models.")
+    parser.add_argument(
+        "--write-usage", action="store_true", help="Rewrite usage.py from the fit part, stop."
+    )
     args = parser.parse_args()
     fit: Literal["even", "odd"] = "odd" if args.fit_part == "odd" else "even"
     other: Literal["even", "odd"] = "odd" if fit == "even" else "even"
     parts = {name: load_questions(args.file, part=name) for name in (fit, other)}
+    if args.write_usage:
+        source = InstalledDocsSource(Settings().docs_index_dir)
+        source.ensure_index()
+        write_usage(answer_usage(parts[fit], source.catalogue()), fit)
+        return
     for dense, current, label in (
         (True, ranking.SCORE_MODEL, "SCORE_MODEL"),
         (False, ranking.SCORE_MODEL_NO_VECTORS, "SCORE_MODEL_NO_VECTORS"),

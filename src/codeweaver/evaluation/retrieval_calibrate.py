@@ -1,5 +1,7 @@
 """Fit the installed-docs score model and choose its threshold on CoNaLa questions.
 
+`answer_usage` counts, per documented name, the questions whose reference answers use it
+(the prior `installed_docs.usage.ANSWER_USAGE`; count it on the calibration part only).
 `collect` ranks each question's candidates (all features, no threshold) and labels each
 candidate with the hit rule of `retrieval_names`; `fit_logistic` fits the logistic model of
 `ranking.SCORE_MODEL` (Newton's method, a small L2 penalty); `sweep` reports, per threshold,
@@ -9,6 +11,7 @@ share of top-1 results that are hits.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +29,28 @@ class Labelled:
     rank: int  # 1-based, in fused order
     features: tuple[float, ...]
     hit: bool
+
+
+def answer_usage(
+    questions: Sequence[RetrievalQuestion], catalogue: Mapping[str, str]
+) -> dict[str, int]:
+    """Documented name -> how many questions use it in a reference snippet (the hit rule)."""
+    by_leaf: dict[str, list[str]] = {}
+    for name in catalogue:
+        by_leaf.setdefault(name.rpartition(".")[2], []).append(name)
+    known = frozenset(name.partition(".")[0] for name in catalogue)
+    counts: Counter[str] = Counter()
+    for question in questions:
+        uses = question_uses(question, known)
+        counts.update(
+            {
+                name
+                for use in uses
+                for name in by_leaf.get(use.name, ())
+                if is_hit(uses, name, catalogue[name] == "python")
+            }
+        )
+    return dict(sorted(counts.items()))
 
 
 def collect(

@@ -12,7 +12,9 @@ from tests.fakes import FakeSource, make_deps
 # model's draft with one installed-docs source was a code block and "[1]", no prose.
 QUESTION = "List를 상속한 서브클래스에는 Python 타입 힌트를 어떻게 붙이나요?"
 CODE_ONLY = "```python\nfrom typing import List\n```\n\n[1]"
-KOREAN = "`list`를 상속하고 요소 타입을 적으면 됩니다.\n\n```python\nclass MyList(list[int]): ...\n```"
+KOREAN = (
+    "`list`를 상속하고 요소 타입을 적으면 됩니다.\n\n```python\nclass MyList(list[int]): ...\n```"
+)
 ENGLISH = "Subclass `list` and give the element type.\n\nIt works from Python 3.9 on."
 SOURCE = {
     "title": "builtins.list — Python 3.11.7",

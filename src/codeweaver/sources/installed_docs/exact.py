@@ -8,6 +8,8 @@ Identifiers (`query_names`):
   * *weak*: plain words that are also API names (`zip`, `sort`, `splitting` -> `split`):
     they only match builtins, top-level stdlib functions and classes, and the packages the
     question names, never a method deep in some other package.
+Leaf names (`leaf_named`): whether the question spells an entry's leaf name in some form
+(`sorting` -> `sort`, `string` -> `str`), a feature of the score.
 Packages (`mentioned_packages`): words naming a top-level module of the index (`pandas`,
 `numpy`, `datetime`) or a known synonym (`dataframe` -> pandas, `beautifulsoup` -> bs4),
 and known packages that are not installed (`django`, `selenium`): the docs cannot answer
@@ -22,7 +24,7 @@ import logging
 import re
 from dataclasses import dataclass
 
-from codeweaver.sources.installed_docs.tokenizer import STOPWORDS
+from codeweaver.sources.installed_docs.tokenizer import QUERY_SYNONYMS, STOPWORDS, stem
 
 logger = logging.getLogger(__name__)
 
@@ -166,6 +168,30 @@ def query_names(
         if word in words and implied not in found and implied in leaves:
             keep(QueryName(implied, WEAK))
     return sorted(found.values(), key=lambda n: -n.strength)
+
+
+def question_words(query: str) -> frozenset[str]:
+    """Lowercased words of the question with their bare forms, plural stems and API
+    abbreviations (`strings` -> `string`, `str`): what `leaf_named` matches."""
+    out: set[str] = set()
+    for word in re.findall(r"[a-z0-9_]+", query.lower()):
+        out.update(_forms(word))
+        out.add(stem(word))
+        out.update(QUERY_SYNONYMS.get(word, ()))
+    return frozenset(out)
+
+
+def leaf_named(leaf: str, words: frozenset[str]) -> float:
+    """1 when `words` (`question_words`) hold the leaf name, 0.5 when one of 4+ letters
+    starts it or it starts one (`sort` ~ `sorted`, `find` ~ `findall`), else 0."""
+    low = leaf.lower()
+    if low in words:
+        return 1.0
+    if len(low) >= 3 and any(
+        len(w) >= 4 and (low.startswith(w) or w.startswith(low)) for w in words
+    ):
+        return 0.5
+    return 0.0
 
 
 def mentioned_packages(query: str, tops: frozenset[str]) -> tuple[frozenset[str], bool]:

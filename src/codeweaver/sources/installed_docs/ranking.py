@@ -12,14 +12,21 @@ favours what the question is about: entries of a package it names (`pandas`), th
 standard library, then other installed packages; deep internal names (`pandas.core.x.y.z`)
 count a little less, and names the installed code rarely calls too (`popularity`).
 
-The top fused candidates get a score in [0, 1]: a logistic model over the fused score, the
-BM25 score, the cosine, the exact-name strength and the package prior, fitted on CoNaLa
-questions (even `question_id`s) with "the entry documents an API the reference answer uses"
-as the label (a second model, fitted the same way without vectors, serves while they are
-missing). The score estimates the chance that the entry documents an API a correct answer
-uses: 0.5 means about one such entry in two. Only candidates at or above `SCORE_THRESHOLD`
-are returned; among entries of one package sharing a leaf name (`str.join`, `bytes.join`)
-only the best is kept, so the results name different APIs.
+The top fused candidates get a score in [0, 1]: a logistic model (`Candidate.features`) over
+the fused score, the BM25 score, the cosine, the exact-name strength, the package prior, the
+fused score relative to the best, and what the entry is: a builtin, a class, a method, how
+often installed code calls its leaf name (`popularity`), whether the question spells its leaf
+name (`exact.leaf_named`), and how often reference answers use it (`usage`). The model is
+fitted on CoNaLa questions (even `question_id`s, the part `usage` is counted on) with "the
+entry documents an API the reference answer uses" as the label (a second model, fitted the
+same way without vectors, serves while they are missing). It re-sorts the candidates: an API
+answers often use (`re.sub`, `str.join`) rises above one the words merely resemble. The
+score estimates the chance that the entry documents an API a correct answer uses: 0.5 means
+about one such entry in two. An entry the question spells as code together with its class or
+module (`TextIOBase readline`, `re.sub`) scores at least `SCORE_THRESHOLD`: the question asks
+for that page. Only candidates at or above `SCORE_THRESHOLD` are returned; among entries of
+one package sharing a leaf name (`str.join`, `bytes.join`) only the best is kept, so the
+results name different APIs.
 """
 
 from __future__ import annotations
@@ -31,11 +38,18 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from codeweaver.sources.installed_docs.exact import STRONG, mentioned_packages, query_names
+from codeweaver.sources.installed_docs.exact import (
+    STRONG,
+    leaf_named,
+    mentioned_packages,
+    query_names,
+    question_words,
+)
 from codeweaver.sources.installed_docs.indexer import LoadedIndex
 from codeweaver.sources.installed_docs.model import DocEntry
 from codeweaver.sources.installed_docs.popularity import popularity_weights
 from codeweaver.sources.installed_docs.tokenizer import query_tokens
+from codeweaver.sources.installed_docs.usage import usage_features
 
 RRF_K = 30.0
 LIST_DEPTH = 100
@@ -52,8 +66,13 @@ DEPTH_DECAY = 0.85  # per name component beyond `module.Class.method`
 POPULARITY_BETA = 0.25  # exponent of the call-count prior (`popularity`)
 #: Logistic models of the score: intercept, then one weight per `Candidate.features()`;
 #: the second serves while the vectors are missing (its cosine weight is unused).
-SCORE_MODEL = (-10.638, 28.99, -1.098, 2.714, 0.135, 3.779, 2.377)
-SCORE_MODEL_NO_VECTORS = (-10.186, 28.505, 2.172, 0.0, 0.756, 4.4, 1.975)
+SCORE_MODEL = (
+    -9.477, 1.674, -1.326, 7.181, 0.627, 0.145, 2.541, -0.187, -0.159, -0.609, -0.747, 0.356,
+    5.457,
+)  # fmt: skip
+SCORE_MODEL_NO_VECTORS = (
+    -7.622, 7.069, 2.562, 0.0, 0.958, 1.263, 1.251, -0.506, -0.773, -0.362, -1.279, 1.02, 5.686,
+)  # fmt: skip
 SCORE_THRESHOLD = 0.15
 
 TOPIC_WEIGHT = 0.6  # language-reference pages: long, they match many questions loosely
@@ -86,12 +105,18 @@ class Candidate:
     exact: int  # 0, WEAK or STRONG
     prior: float
     relative: float = 1.0  # fused score over the question's best fused score
+    calls: float = 0.0  # popularity of the leaf name in installed code, in (0, 1]
+    named: float = 0.0  # `exact.leaf_named`: the question spells the leaf name
+    usage: float = 0.0  # `usage.usage_features`: how often answers use the entry
     score: float = 0.0
 
     def features(self) -> tuple[float, ...]:
+        kind = self.entry.kind
         return (
             self.fused, self.bm25, max(self.cosine, 0.0), self.exact / STRONG, self.prior,
-            self.relative,
+            self.relative, float(self.entry.name.startswith("builtins.")),
+            float(kind == "class"), float(kind == "method"), self.calls, self.named,
+            self.usage,
         )  # fmt: skip
 
 
@@ -134,6 +159,14 @@ class HybridRanker:
         self.leaf_set = frozenset(self.leaves)
         self.folded = {leaf.lower(): leaf for leaf in sorted(self.leaves, reverse=True)}
         popular = popularity_weights(entries, index.popularity, POPULARITY_BETA)
+        # Modules and topics are never the API an answer calls: no call count.
+        self.calls = [
+            w if e.kind in _COUNTED else 0.0
+            for e, w in zip(
+                entries, popularity_weights(entries, index.popularity, 1.0), strict=True
+            )
+        ]
+        self.usage = usage_features(entries)
         self.depth = np.array(
             [_depth_weight(e) * p for e, p in zip(entries, popular, strict=True)], dtype=np.float64
         )
@@ -196,14 +229,23 @@ class HybridRanker:
         top = top[np.argsort(-fused[top], kind="stable")]
         out: list[Candidate] = []
         best = float(fused[top[0]]) if len(top) else 0.0
+        words = question_words(query)
         for i in top:
             if fused[i] <= 0:
                 break
+            entry = self.index.entries[i]
             candidate = Candidate(
-                int(i), self.index.entries[i], float(fused[i]), float(bm25[i]),
-                float(cosine[i]), int(exact[i]), float(prior[i]), float(fused[i]) / best,
+                int(i), entry, float(fused[i]), float(bm25[i]), float(cosine[i]),
+                int(exact[i]), float(prior[i]), float(fused[i]) / best, self.calls[i],
+                leaf_named(entry.name.rpartition(".")[2], words), float(self.usage[i]),
             )  # fmt: skip
-            out.append(replace(candidate, score=logistic(candidate.features(), model)))
+            score = logistic(candidate.features(), model)
+            if exact[i] >= STRONG and _parent(entry) in words:
+                # The question spells this API as code, its class or module too ("TextIOBase
+                # readline"): it asks for this page. CoNaLa questions rarely do, so the
+                # fitted model cannot learn it.
+                score = max(score, SCORE_THRESHOLD)
+            out.append(replace(candidate, score=score))
         return _one_per_api(sorted(out, key=lambda c: -c.score))
 
     def _exact(
@@ -264,6 +306,13 @@ def replace_ranker(ranker: HybridRanker) -> HybridRanker:
     clone = HybridRanker.__new__(HybridRanker)
     clone.__dict__.update(ranker.__dict__)
     return clone
+
+
+def _parent(entry: DocEntry) -> str:
+    """The lowercased class or module an entry belongs to (`io.TextIOBase.readline` ->
+    `textiobase`; `builtins.zip` -> `` : a builtin has none to spell)."""
+    parent = entry.name.rpartition(".")[0].rpartition(".")[2].lower()
+    return "" if parent == "builtins" else parent
 
 
 def _depth_weight(entry: DocEntry) -> float:

@@ -50,7 +50,7 @@ _GLUE_PARTS = frozenset(
      "group", "match", "full", "char", "mode", "type", "object", "data", "text"}
 )  # fmt: skip
 #: Query words that also stand for a common API abbreviation.
-_QUERY_SYNONYMS = {
+QUERY_SYNONYMS = {
     "directory": ("dir",), "directories": ("dir",), "folder": ("dir", "directory"),
     "folders": ("dir", "directory"), "string": ("str",), "strings": ("str",),
     "integer": ("int",), "integers": ("int",), "dictionary": ("dict",),
@@ -116,7 +116,7 @@ def query_tokens(query: str) -> list[str]:
     for Python keywords used as such (`for loop`, `with statement`, `yield keyword`)."""
     words = [w.lower() for w in _WORD.findall(query)]
     tokens = tokenize(query, keep_unstemmed=True)
-    tokens += [syn for word in words for syn in _QUERY_SYNONYMS.get(word, ())]
+    tokens += [syn for word in words for syn in QUERY_SYNONYMS.get(word, ())]
     for first, second in itertools.pairwise(words):
         if first in _KEYWORDS and stem(second) in _KEYWORD_NOUNS:
             tokens.append("@" + first)

@@ -1,8 +1,12 @@
 """Dense vectors of the doc entries, stored beside the BM25 index of the same fingerprint.
 
-Each entry is embedded once (all-MiniLM-L6-v2 by default) as its qualified name and the first
+Each entry is embedded once (all-MiniLM-L6-v2 by default) as its name and the first prose
 sentence of its docstring (`embedding_text`): the summary line says what an API does in the
 words a question uses, and short texts keep the one-time cost to minutes on two cores.
+Builtins read as Python spells them (`str.join (built-in method)`); doctest lines and
+`name(args) -> type` lines are code, not a summary (`zip` starts with an example), and a
+signature ending in a sentence (`D.update(...) -> None.  Update D from dict/iterable E and F.`)
+gives that sentence.
 
 Files in the index folder: `vectors.npy` (float32, one unit row per entry, in entry order,
 `allow_pickle=False`) and `vectors.json` (fingerprint, embedder, count, dimension, format),
@@ -12,7 +16,8 @@ missing, written for another fingerprint, embedder or format, or unreadable is r
 Installing one package changes the fingerprint, and the new index must not cost minutes of
 embedding again: the last vectors built are also kept in the parent folder
 (`.embedding-cache-<embedder>.npy`, with the SHA-1 of each row's text in the `.json`), and a
-rebuild embeds only the texts that are not in it.
+rebuild embeds only the texts that are not in it. The cache is keyed by text, so it stays
+valid when `embedding_text` changes (`CACHE_FORMAT`, not `VECTORS_FORMAT`).
 """
 
 from __future__ import annotations
@@ -35,20 +40,61 @@ logger = logging.getLogger(__name__)
 
 VECTORS = "vectors.npy"
 VECTORS_META = "vectors.json"
-VECTORS_FORMAT = 1
+VECTORS_FORMAT = 2  # 2: `embedding_text` skips code lines, builtins named as Python spells them
+CACHE_FORMAT = 1
 EMBEDDER = "minilm"
 PHASE = "Embedding documents"
 SUMMARY_CHARS = 200
 _BATCH = 256
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+#: `int(x, base=10) -> integer`, `od.pop(k[,d]) -> v, remove ...`: a call line and its type.
+_SIGNATURE_LINE = re.compile(r"^\s*[\w.]+\(.*?\)\s*-+>\s*[^,.\s]*[,.]?\s*")
+#: The sentence after a signature's return type (`-> None.  Update D from ...`, `--> Yield ...`).
+_SIGNATURE_SUMMARY = re.compile(r"-+>\s*[^.]*?\.\s+(\S.*)$|-->\s*(\S.*)$")
+
+
+def _prose(line: str) -> str:
+    """The line without code: doctest lines go, a signature line keeps its trailing words."""
+    if line.lstrip().startswith((">>>", "... ")):
+        return ""
+    call = _SIGNATURE_LINE.match(line)
+    if call is None:
+        return line
+    rest = line[call.end() :]
+    return rest if len(rest.split()) >= 3 else ""
+
+
+def summary_paragraph(entry: DocEntry) -> str:
+    """The first prose paragraph of the docstring, or the sentence of its signature."""
+    found = _SIGNATURE_SUMMARY.search(entry.signature)
+    sentence = (found.group(1) or found.group(2)).strip() if found else ""
+    # Only a real sentence: `--> dict with default factory` says less than the docstring.
+    if sentence[:1].isupper() and sentence.endswith(".") and len(sentence.split()) >= 3:
+        return sentence
+    for paragraph in entry.doc.split("\n\n"):
+        text = " ".join(" ".join(_prose(line) for line in paragraph.splitlines()).split())
+        if text:
+            return text
+    return ""
+
+
+def embedding_label(entry: DocEntry) -> str:
+    """`json.loads`; builtins as Python spells them: `zip (built-in class)`, `str.join
+    (built-in method)`; topics: `for (Python language topic)`."""
+    if entry.kind == "topic":
+        return f"{entry.name} (Python language topic)"
+    if entry.name.startswith("builtins."):
+        rest = entry.name.removeprefix("builtins.")
+        return f"{rest} (built-in {'method' if '.' in rest else entry.kind})"
+    return entry.name
 
 
 def embedding_text(entry: DocEntry) -> str:
-    """`name: first sentence of the docstring` (topics: `label (Python language topic)`)."""
-    paragraph = " ".join(entry.doc.split("\n\n")[0].split())
+    """`label: first prose sentence of the docstring` (see the module docstring)."""
+    paragraph = summary_paragraph(entry)
     end = _SENTENCE_END.search(paragraph, 40)
     summary = (paragraph[: end.start()] if end else paragraph)[:SUMMARY_CHARS]
-    label = f"{entry.name} (Python language topic)" if entry.kind == "topic" else entry.name
+    label = embedding_label(entry)
     return f"{label}: {summary}" if summary else label
 
 
@@ -101,7 +147,7 @@ def _load_cache(index_dir: Path, embedder: Embedder) -> dict[str, Vectors]:
         array = np.load(array_path, allow_pickle=False)
         keys = meta["keys"]
         if (
-            meta.get("format") != VECTORS_FORMAT
+            meta.get("format") != CACHE_FORMAT
             or array.dtype != np.float32
             or array.shape != (len(keys), embedder.dimension)
         ):
@@ -115,7 +161,7 @@ def _save_cache(index_dir: Path, embedder: Embedder, keys: list[str], vectors: V
     array_path, keys_path = _cache_paths(index_dir, embedder.name)
     keys_path.unlink(missing_ok=True)
     _write_atomic(array_path, vectors)
-    meta = {"format": VECTORS_FORMAT, "keys": keys}
+    meta = {"format": CACHE_FORMAT, "keys": keys}
     _write_atomic(keys_path, json.dumps(meta).encode())
 
 
