@@ -38,13 +38,12 @@ async def test_reads_a_file_line_by_line_with_installed_docs(assistant: Assistan
     assert "open(" in answer
     assert re.search(r"for \w+ in \w+|readline", answer), answer
     # Precision first: the installed docs return an entry only when it is likely
-    # relevant. Either the answer cites such entries, or it says that it found none.
+    # relevant, and for this question `open()` is (score 0.24 over the 0.15 bar).
     docs = [s for s in result.sources if s["source"] == "installed_docs"]
     assert all(s["reference"].startswith("python:") for s in docs)
+    assert any(s["reference"].startswith("python:builtins.open@") for s in docs), docs
     cited = {int(n) for n in CITATION.findall(answer)}
-    assert cited <= set(range(1, len(result.sources) + 1))
-    if not result.sources:
-        assert answer.startswith("_No relevant source was found"), answer
+    assert cited and cited <= set(range(1, len(result.sources) + 1)), answer
     assert not any("rewriting" in str(s["message"]) for s in result.steps), result.steps
     assert "**Warning:**" not in answer
 
