@@ -39,7 +39,12 @@ def is_english(text: str) -> bool:
     return detect_language(text) == "en"
 
 
-_CODE = re.compile(r"```.*?(?:```|$)|`[^`\n]*`", re.DOTALL)
+# Markdown code, and the HTML code the small model sometimes writes instead.
+_CODE = re.compile(
+    r"```.*?(?:```|$)|`[^`\n]*`|<(pre|code)>.*?(?:</\1>|$)", re.DOTALL | re.IGNORECASE
+)
+# A word, a dotted or hyphenated name ("Node.js", "scikit-learn") counting as one.
+_WORD = re.compile(r"[^\W\d_](?:[\w.#+-]*[^\W_])?")
 _URL = re.compile(r"https?://\S+")
 _PIECES = re.compile(r"(?<=[.!?。])\s+|\n+")
 # An answer counts as written in a language when this share of its prose is.
@@ -49,9 +54,10 @@ IN_LANGUAGE = 0.8
 def language_share(text: str, language: str) -> float | None:
     """Share of the prose sentences (code, inline code and links set aside) written in
     `language`; a Korean sentence is one holding Hangul, whatever identifiers it names.
-    None when the text has no prose."""
+    A one-word piece (a label such as "**Node.js**:") is not a sentence. None when the
+    text has no prose."""
     prose = _URL.sub(" ", _CODE.sub(" ", text))
-    pieces = [p for p in _PIECES.split(prose) if sum(c.isalpha() for c in p) >= 3]
+    pieces = [p for p in _PIECES.split(prose) if len(_WORD.findall(p)) >= 2]
     if not pieces:
         return None
     if language == "ko":

@@ -47,3 +47,21 @@ def test_a_korean_answer_prompt_is_written_in_korean_with_sources() -> None:
     assert "Direct answer" not in system and "a direct answer" not in system
     assert human.endswith("자료는 [1]–[1]로 인용하세요.\n" + prompts.ANSWER_IN["ko"])
     assert messages[0].name == "generate_answer"
+
+
+def test_html_code_and_one_word_labels_are_not_prose_sentences() -> None:
+    # The 1.5B model's answers to two Korean rephrasings in
+    # tests/fixtures/korean/stackeval_ko20.jsonl (lines 5 and 20): code in <code> tags,
+    # and list items labelled with a single name.
+    html_code = (
+        "<code>\nfrom typing import List\n</code>\n\n"
+        "`List`는 Python 타입 힌트를 붙이는 방법입니다. [1]"
+    )
+    assert language_share(html_code, "ko") == 1.0
+    labelled = (
+        "1. **Node.js**:\n   Node.js는 `fs` 모듈로 큰 파일을 만들 수 있습니다.\n"
+        "2. **Browser**:\n   브라우저에서는 `Blob`으로 파일을 만듭니다."
+    )
+    assert language_share(labelled, "ko") == 1.0
+    # A two-word English label is still a sentence, and English prose still counts.
+    assert language_share("**Short answer**:\n`Blob`을 쓰세요.", "ko") == 0.5

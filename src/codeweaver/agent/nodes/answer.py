@@ -10,7 +10,6 @@ from langchain_core.messages import AIMessage
 from codeweaver.agent import prompts
 from codeweaver.agent.citations import renumber_citations, tidy_answer
 from codeweaver.agent.deps import Deps, step
-from codeweaver.agent.language import IN_LANGUAGE, language_share
 from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import message_text
@@ -83,48 +82,15 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
             "answer_attempt": attempt,
             "intermediate_steps": [step("generate_answer", "error", reason)],
         }
-    steps = [
-        step(
-            "generate_answer",
-            "observe",
-            f"draft {attempt} written with {len(sources)} sources",
-            attempt=attempt,
-        )
-    ]
-    rewritten, note = await _in_language(deps, question, answer, language, sources)
-    if note:
-        answer = rewritten
-        steps.append(step("generate_answer", "observe", note))
     if not sources:
         answer = f"{prompts.NO_SOURCE_NOTE.get(language, prompts.NO_SOURCE_NOTE['en'])}\n\n{answer}"
+    note = f"draft {attempt} written with {len(sources)} sources"
     return {
         "answer": answer,
         "answer_failed": False,
         "answer_attempt": attempt,
-        "intermediate_steps": steps,
+        "intermediate_steps": [step("generate_answer", "observe", note, attempt=attempt)],
     }
-
-
-async def _in_language(
-    deps: Deps, question: str, answer: str, language: str, sources: list[SearchResult]
-) -> tuple[str, str]:
-    """The answer rewritten once when its prose is not in `language` (or it has none), and
-    a note saying so; the draft and "" when it is fine or the rewrite is no better."""
-    share = language_share(answer, language)
-    if language not in prompts.REWRITE_IN_LANGUAGE or (share or 0.0) >= IN_LANGUAGE:
-        return answer, ""
-    messages = prompts.rewrite_in_language_messages(question, answer, language)
-    try:
-        reply = await deps.llm.ainvoke(messages, **in_language_kwargs(deps.llm, language, question))
-    except Exception as exc:  # the draft is still an answer
-        logger.warning("rewriting the answer in %s failed: %s", language, exc)
-        return answer, ""
-    rewritten = tidy_answer(message_text(reply), sources)
-    better = language_share(rewritten, language)
-    if not rewritten or better is None or better <= (share or 0.0):
-        return answer, ""
-    was = "no prose" if share is None else f"{share:.0%} of its prose"
-    return rewritten, f"rewrote the draft in {language}: {was} was in {language}"
 
 
 async def combine_answers(state: GraphState, deps: Deps) -> dict[str, Any]:
