@@ -11,6 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from codeweaver.cli.eval_cmds import FileOpt, JsonOpt, LimitOpt, ModelOpt, eval_app
+from codeweaver.cli.progress import progress
 
 SYSTEMS = ("pipeline", "bare")
 ROWS = [
@@ -142,7 +143,8 @@ def eval_answers(
                     if sink:
                         sink.close()
 
-    rows = _with_progress(run, len(cases), as_json)
+    with progress(len(cases), quiet=as_json, label="answers", every=1) as report:
+        rows = asyncio.run(run(report))
     summary = summarise(rows, SYSTEMS)
     summary["run"] = describe(
         settings, {"file": str(file), "sample": sample, "seed": seed, "judge": judge}
@@ -151,35 +153,3 @@ def eval_answers(
         typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
         _print_summary(f"answers on {file} ({settings.model})", summary)
-
-
-def _with_progress(run: Any, total: int, quiet: bool) -> Any:
-    """A bar on a terminal, a line per question in a log, nothing with --json."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
-    console = Console(stderr=True)
-    if quiet:
-        return asyncio.run(run(None))
-    if not console.is_terminal:
-
-        def report(done: int, _total: int, what: str) -> None:
-            if what in ("done", "kept from the earlier run"):
-                typer.echo(f"answers: {done}/{total} {what}", err=True)
-
-        return asyncio.run(run(report))
-    with Progress(
-        "{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("answering", total=total)
-
-        def update(done: int, _total: int, what: str) -> None:
-            label = "answering" if what in ("done", "kept from the earlier run") else what
-            bar.update(task, completed=done, description=label)
-
-        return asyncio.run(run(update))

@@ -10,6 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
+from codeweaver.cli.progress import progress
+
 eval_app = typer.Typer(
     help="Measure intent classification and question splitting.", no_args_is_help=True
 )
@@ -21,32 +23,9 @@ ModelOpt = Annotated[str | None, typer.Option("--model", "-m", help="provider:mo
 
 
 def _run(coro_factory: Any, total: int, as_json: bool) -> Any:
-    """Run an evaluation coroutine with a progress bar on a terminal."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    console = Console(stderr=True)
-    if as_json:
-        return asyncio.run(coro_factory(None))
-    if not console.is_terminal:
-        # A log, not a screen: a plain line at every tenth of the way.
-        step = max(1, total // 10)
-
-        def report(done: int, _total: int) -> None:
-            if done % step == 0 or done == total:
-                typer.echo(f"evaluating: {done}/{total}", err=True)
-
+    """Run an evaluation coroutine, its progress shown (`cli.progress`)."""
+    with progress(total, quiet=as_json) as report:
         return asyncio.run(coro_factory(report))
-    with Progress(
-        "{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
-        task = progress.add_task("evaluating", total=total)
-        return asyncio.run(coro_factory(lambda done, _t: progress.update(task, completed=done)))
 
 
 def _number(value: Any) -> str:

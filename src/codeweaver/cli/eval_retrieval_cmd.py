@@ -10,38 +10,13 @@ from typing import Annotated, Any
 import typer
 
 from codeweaver.cli.eval_cmds import FileOpt, JsonOpt, LimitOpt, _number, eval_app
+from codeweaver.cli.progress import progress
 
 
 class PartChoice(StrEnum):
     all = "all"
     even = "even"
     odd = "odd"
-
-
-def _progress_bar(total: int, quiet: bool) -> Any:
-    """A callback `(done, total)` drawing a bar on a terminal (plain lines in a log)."""
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    console = Console(stderr=True)
-    if quiet or not console.is_terminal:
-        step = max(1, total // 10)
-
-        def report(done: int, _total: int) -> None:
-            if not quiet and (done % step == 0 or done == total):
-                typer.echo(f"evaluating: {done}/{total}", err=True)
-
-        return None, report
-    progress = Progress(
-        "{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
-    task = progress.add_task("evaluating", total=total)
-    return progress, lambda done, _t: progress.update(task, completed=done)
 
 
 @eval_app.command("retrieval")
@@ -96,13 +71,7 @@ def eval_retrieval(
 
     source.ensure_index(on_phase)
     catalogue = source.catalogue()
-    bar, report_progress = _progress_bar(len(questions), as_json)
-    if bar is not None:
-        with bar:
-            report = evaluate_retrieval(
-                questions, source.search_sync, catalogue, k=k, on_progress=report_progress
-            )
-    else:
+    with progress(len(questions), quiet=as_json) as report_progress:
         report = evaluate_retrieval(
             questions, source.search_sync, catalogue, k=k, on_progress=report_progress
         )
