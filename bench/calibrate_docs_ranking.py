@@ -15,6 +15,7 @@ snippets (`retrieval_calibrate.answer_usage`); refit the models after it (run ag
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from typing import Literal
@@ -76,6 +77,10 @@ def main() -> None:
         # The ranking sorts by the current model; refitting re-sorts within the candidates.
         model = current if args.keep_model else fit_logistic(rows[fit])
         print(f"{label} =", tuple(round(w, 3) for w in model))
+        # The relevance the bar reads: the same fit without the answer-usage feature (last).
+        plain = [dataclasses.replace(r, features=r.features[:-1]) for r in rows[fit]]
+        relevance = fit_logistic(plain)
+        print(f"{label.replace('SCORE', 'RELEVANCE')} =", tuple(round(w, 3) for w in relevance))
         for name, labelled in rows.items():
             print(f"  part {name}: {len(parts[name])} questions")
             for line in sweep(labelled, model, THRESHOLDS, len(parts[name])):

@@ -424,3 +424,35 @@ def test_stdlib_builtins_io_and_topics_are_indexed(stdlib_source: InstalledDocsS
     assert for_hit["url"].endswith("/reference/compound_stmts.html#for")
     manifest = json.loads((stdlib_source.ensure_index().path / "manifest.json").read_text())
     assert manifest["entry_count"] == stdlib_source.ensure_index().entry_count > 3000
+
+
+def test_a_builtin_type_page_needs_the_type_spelled_as_code(
+    stdlib_source: InstalledDocsSource,
+) -> None:
+    # CoNaLa question_id 6416131 (answer: `default_data.update(...)`): given `dict()`'s page,
+    # the 1.5B model answered with the constructor where the bare model said `update()`.
+    refs = [r["reference"] for r in _top(stdlib_source, "add new item to dictionary", 5)]
+    assert not any(ref.startswith("python:builtins.dict@") for ref in refs), refs
+    spelled = [
+        r["reference"] for r in _top(stdlib_source, "dict() constructor keyword arguments", 5)
+    ]
+    assert any(ref.startswith("python:builtins.dict@") for ref in spelled), spelled
+
+
+def test_the_bar_reads_relevance_without_the_answer_usage_prior(
+    stdlib_source: InstalledDocsSource,
+) -> None:
+    # CoNaLa question_id 5858916 (answer: `any(x in string for x in search)`): answer usage
+    # alone lifted `re.findall` to 0.67 for it.
+    loaded = stdlib_source._ensure(None, retry=True)
+    ranker = stdlib_source._ranker_for(loaded, None, wait=True)
+    ranked = ranker.rank("Find array item in a string")
+    assert ranked
+    for c in ranked:
+        plain = ranking.logistic(c.features()[:-1], ranking.RELEVANCE_MODEL_NO_VECTORS)
+        if c.entry.name not in ranking._VALUE_TYPES:
+            assert c.score == pytest.approx(plain) or c.score == ranking.SCORE_THRESHOLD
+        assert c.order == pytest.approx(
+            ranking.logistic(c.features(), ranking.SCORE_MODEL_NO_VECTORS)
+        )
+    assert [c.order for c in ranked] == sorted((c.order for c in ranked), reverse=True)

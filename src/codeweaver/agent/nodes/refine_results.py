@@ -10,9 +10,9 @@ from codeweaver.agent.text import extractive_summary, overlap
 
 MIN_SNIPPET_CHARS = 40
 # A source score this low means only incidental words matched: citing it would mislead.
-# Scores are calibrated relevance in [0, 1]; the installed docs return nothing below 0.15
+# Scores are calibrated relevance in [0, 1]; the installed docs return nothing below 0.13
 # (the bar calibrated on CoNaLa), so anything they return passes here.
-MIN_SOURCE_SCORE = 0.15
+MIN_SOURCE_SCORE = 0.13
 MAX_KEPT = 5
 # Blend of the source's own score and lexical overlap with the question.
 SOURCE_WEIGHT = 0.5
