@@ -94,31 +94,27 @@ class LocalChatModel(BaseChatModel):
             return {}
         from llama_cpp import LogitsProcessorList
 
-        banned = self._banned_tokens(avoid)
-
         def ban(_input_ids: NDArray[np.intc], scores: NDArray[np.single]) -> NDArray[np.single]:
-            scores[banned] = -np.inf
+            # Runs inside the call, under the model's lock: never take the lock on the
+            # event loop, where a streaming call's callbacks may be waiting for it.
+            scores[self._banned_tokens(avoid)] = -np.inf
             return scores
 
         return {"logits_processor": LogitsProcessorList([ban])}
 
     def _banned_tokens(self, avoid: frozenset[Script]) -> NDArray[np.intp]:
-        """Token ids of the vocabulary that write one of `avoid` (0.3 s once per set)."""
+        """Token ids of the vocabulary that write one of `avoid` (0.3 s once per set;
+        called during a call, which holds the lock)."""
         key = tuple(sorted(avoid))
-        with self._lock:
-            if key not in self._banned:
-                llama = self._model()
-                ids = [
-                    i
-                    for i in range(llama.n_vocab())
-                    if any(writes_script(llama.detokenize([i]), s) for s in avoid)
-                ]
-                self._banned[key] = np.array(ids, dtype=np.intp)
-            return self._banned[key]
-
-    def schema_kwargs(self, schema: dict[str, Any]) -> dict[str, Any]:
-        """Call arguments that make llama.cpp decode only JSON valid under `schema`."""
-        return {"response_format": {"type": "json_object", "schema": schema}}
+        if key not in self._banned:
+            llama = self._model()
+            ids = [
+                i
+                for i in range(llama.n_vocab())
+                if any(writes_script(llama.detokenize([i]), s) for s in avoid)
+            ]
+            self._banned[key] = np.array(ids, dtype=np.intp)
+        return self._banned[key]
 
     def _generate(
         self,
