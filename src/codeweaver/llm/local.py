@@ -116,6 +116,10 @@ class LocalChatModel(BaseChatModel):
             self._banned[key] = np.array(ids, dtype=np.intp)
         return self._banned[key]
 
+    def schema_kwargs(self, schema: dict[str, Any]) -> dict[str, Any]:
+        """Call arguments that make llama.cpp decode only JSON valid under `schema`."""
+        return {"response_format": {"type": "json_object", "schema": schema}}
+
     def _generate(
         self,
         messages: list[BaseMessage],
