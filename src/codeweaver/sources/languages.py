@@ -8,9 +8,8 @@ code in that language: the lines of a Python file that share its words ("value",
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
-
-from codeweaver.sources.installed_docs.exact import other_language
 
 # Language (or platform) as a question names it, lower case → its source file extensions.
 _FAMILIES: dict[tuple[str, ...], frozenset[str]] = {
@@ -47,12 +46,36 @@ EXTENSIONS: dict[str, frozenset[str]] = {
 }
 _KNOWN = frozenset().union(*_FAMILIES.values())
 
+# Longest first, so "vuejs" is tried before "vue". Only unambiguous names are listed above:
+# "shell", "node" or "react" are also plain words of Python questions.
+_OTHER_LANGUAGE = re.compile(
+    r"(?<![A-Za-z0-9_.#+-])(?:"
+    + "|".join(re.escape(n) for n in sorted(EXTENSIONS.keys() - {"python"}, key=len, reverse=True))
+    + r")(?![A-Za-z0-9_#+-])",  # a Korean particle may follow: "Rust에서"
+    re.IGNORECASE,
+)
+_PYTHON = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:python3?|py|pip|cpython|pypi|django|flask|fastapi|pandas|numpy|"
+    r"scipy|matplotlib|sqlalchemy|selenium|tkinter|pyqt5?|jupyter|psycopg2?|pytest|파이썬)"
+    r"(?![A-Za-z0-9_])",
+    re.IGNORECASE,
+)
+
+
+def named_language(text: str) -> str | None:
+    """The language or platform other than Python that `text` names, as spelled there,
+    when it names no Python."""
+    found = _OTHER_LANGUAGE.search(text)
+    if found is None or _PYTHON.search(text):
+        return None
+    return found.group(0)
+
 
 def foreign_code(question: str) -> frozenset[str]:
     """Extensions of code files that cannot answer `question`: when it names a language
     other than Python (and no Python), every known extension that language does not use;
     otherwise none."""
-    language = other_language(question, frozenset())
+    language = named_language(question)
     own = EXTENSIONS.get(language.lower()) if language else None
     return _KNOWN - own if own is not None else frozenset()
 

@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 
 from codeweaver.sources.installed_docs.tokenizer import QUERY_SYNONYMS, STOPWORDS, stem
+from codeweaver.sources.languages import named_language
 
 logger = logging.getLogger(__name__)
 
@@ -204,32 +205,12 @@ def mentioned_packages(query: str, tops: frozenset[str]) -> tuple[frozenset[str]
     return frozenset(named), missing and not named
 
 
-# Languages and platforms whose questions the docs of an installed Python never answer.
-# Only unambiguous names: "shell", "node" or "react" are also plain words of Python
-# questions.
-_OTHER_LANGUAGE = re.compile(
-    r"(?<![A-Za-z0-9_.#+-])(?:java|kotlin|c#|csharp|\.net|dotnet|asp\.net|c\+\+|golang|rust|php|"
-    r"javascript|typescript|nodejs|node\.js|npm|reactjs|react\.js|angular|vue|vuejs|svelte|"
-    r"swift|swiftui|xcode|android|haskell|elixir|erlang|ruby|rails|perl|bash|powershell|zsh|"
-    r"mysql|postgres|postgresql|plpgsql|t-sql|scala|clojure|lua|dart|flutter|vba|"
-    r"objective-c|jquery|laravel|spring|gradle|maven|jest|webpack|kotlinx|jvm)"
-    r"(?![A-Za-z0-9_#+-])",  # a Korean particle may follow: "Rust에서"
-    re.IGNORECASE,
-)
-_PYTHON = re.compile(
-    r"(?<![A-Za-z0-9_.])(?:python3?|py|pip|cpython|pypi|django|flask|fastapi|pandas|numpy|"
-    r"scipy|matplotlib|sqlalchemy|selenium|tkinter|pyqt5?|jupyter|psycopg2?|pytest|파이썬)"
-    r"(?![A-Za-z0-9_])",
-    re.IGNORECASE,
-)
-
-
 def other_language(query: str, tops: frozenset[str]) -> str | None:
     """The language or platform other than Python the question is about, if it names one
     and names neither Python nor an installed Python package; such a question gets no
     installed Python docs (on StackEval's sample they reached Kotlin, SQL and C# answers)."""
-    found = _OTHER_LANGUAGE.search(query)
-    if found is None or _PYTHON.search(query):
+    found = named_language(query)
+    if found is None:
         return None
     named, _missing = mentioned_packages(query, tops)
-    return None if named else found.group(0)
+    return None if named else found
