@@ -152,13 +152,14 @@ def answer_in(language: str) -> str:
     return ANSWER_IN.get(language, f"Answer in {name}.")
 
 
-def _system(task: str, text: str) -> SystemMessage:
+def system_message(task: str, text: str) -> SystemMessage:
+    """A system prompt named by its task, which scripted test models dispatch on."""
     return SystemMessage(content=text, name=task)
 
 
 def bare_messages(question: str) -> list[BaseMessage]:
     """The question as a user would paste it to the model alone."""
-    return [_system("bare_answer", BARE_ANSWER), HumanMessage(question)]
+    return [system_message("bare_answer", BARE_ANSWER), HumanMessage(question)]
 
 
 def alone_messages(question: str, language: str) -> list[BaseMessage]:
@@ -166,12 +167,12 @@ def alone_messages(question: str, language: str) -> list[BaseMessage]:
     bare model the pipeline is measured against (plus the answer language when it is not
     English), so answering without sources is never worse than not searching at all."""
     reminder = "" if language == "en" else f"\n\n{answer_in(language)}"
-    return [_system("generate_answer", BARE_ANSWER), HumanMessage(f"{question}{reminder}")]
+    return [system_message("generate_answer", BARE_ANSWER), HumanMessage(f"{question}{reminder}")]
 
 
 def judge_answer_messages(question: str, reference: str, answer: str) -> list[BaseMessage]:
     return [
-        _system("judge_answer", JUDGE_ANSWER.format(untrusted=UNTRUSTED)),
+        system_message("judge_answer", JUDGE_ANSWER.format(untrusted=UNTRUSTED)),
         HumanMessage(
             f"<message>\n{question}\n</message>\n<source>\n{reference}\n</source>\n"
             f"<previous_answer>\n{answer}\n</previous_answer>\n"
@@ -183,21 +184,21 @@ def judge_answer_messages(question: str, reference: str, answer: str) -> list[Ba
 
 def plan_messages(message: str) -> list[BaseMessage]:
     return [
-        _system("create_plan", CREATE_PLAN.format(untrusted=UNTRUSTED)),
+        system_message("create_plan", CREATE_PLAN.format(untrusted=UNTRUSTED)),
         HumanMessage(f"<message>\n{message}\n</message>"),
     ]
 
 
 def analyze_messages(question: str) -> list[BaseMessage]:
     return [
-        _system("analyze_question", ANALYZE_QUESTION.format(untrusted=UNTRUSTED)),
+        system_message("analyze_question", ANALYZE_QUESTION.format(untrusted=UNTRUSTED)),
         HumanMessage(f"<message>\n{question}\n</message>"),
     ]
 
 
 def intent_messages(question: str) -> list[BaseMessage]:
     return [
-        _system("classify_intent", CLASSIFY_INTENT.format(untrusted=UNTRUSTED)),
+        system_message("classify_intent", CLASSIFY_INTENT.format(untrusted=UNTRUSTED)),
         HumanMessage(f"<message>\n{question}\n</message>"),
     ]
 
@@ -207,19 +208,20 @@ def refine_messages(question: str, query: str, strategy: str) -> list[BaseMessag
         untrusted=UNTRUSTED, strategy=strategy, strategy_help=STRATEGY_HELP[strategy]
     )
     return [
-        _system("refine_search", system),
+        system_message("refine_search", system),
         HumanMessage(f"<message>\n{question}\n</message>\nCurrent query: {query}"),
     ]
 
 
-def _attribute(text: str) -> str:
+def attribute_value(text: str) -> str:
+    """Untrusted text made safe to quote as a tag attribute (no quote or angle bracket)."""
     return " ".join(text.replace('"', "'").replace("<", "(").replace(">", ")").split())
 
 
 def format_sources(sources: list[tuple[int, str, str]]) -> str:
     """`(n, title, text)` triples as delimited blocks."""
     return "\n".join(
-        f'<source n="{n}" title="{_attribute(title)}">\n{text}\n</source>'
+        f'<source n="{n}" title="{attribute_value(title)}">\n{text}\n</source>'
         for n, title, text in sources
     )
 
@@ -247,7 +249,7 @@ def answer_messages(
     if feedback:
         reminder = f"{REVISE.format(problems=feedback)}\n{reminder}"
     return [
-        _system("generate_answer", system),
+        system_message("generate_answer", system),
         HumanMessage(f"{body}\n<message>\n{question}\n</message>\n{reminder}"),
     ]
 
@@ -259,7 +261,7 @@ def judge_messages(question: str, claims: list[tuple[int, str, str]]) -> list[Ba
         for n, claim, excerpt in claims
     )
     return [
-        _system("check_answer", JUDGE_CLAIMS.format(untrusted=UNTRUSTED)),
+        system_message("check_answer", JUDGE_CLAIMS.format(untrusted=UNTRUSTED)),
         HumanMessage(f"<message>\n{question}\n</message>\n{body}"),
     ]
 
@@ -267,7 +269,7 @@ def judge_messages(question: str, claims: list[tuple[int, str, str]]) -> list[Ba
 def rewrite_messages(history: list[tuple[str, str]], follow_up: str) -> list[BaseMessage]:
     turns = "\n".join(f"{role}: {text}" for role, text in history)
     return [
-        _system("rewrite_question", REWRITE_QUESTION.format(untrusted=UNTRUSTED)),
+        system_message("rewrite_question", REWRITE_QUESTION.format(untrusted=UNTRUSTED)),
         HumanMessage(f"<history>\n{turns}\n</history>\n<message>\n{follow_up}\n</message>"),
     ]
 
@@ -275,7 +277,9 @@ def rewrite_messages(history: list[tuple[str, str]], follow_up: str) -> list[Bas
 def direct_messages(message: str, language: str) -> list[BaseMessage]:
     name = LANGUAGE_NAMES.get(language, language)
     return [
-        _system("answer_directly", ANSWER_DIRECTLY.format(untrusted=UNTRUSTED, language=name)),
+        system_message(
+            "answer_directly", ANSWER_DIRECTLY.format(untrusted=UNTRUSTED, language=name)
+        ),
         HumanMessage(f"<message>\n{message}\n</message>\nReply in {name}."),
     ]
 
@@ -289,7 +293,7 @@ def history_messages(
         untrusted=UNTRUSTED, language=LANGUAGE_NAMES.get(language, language)
     )
     return [
-        _system("generate_with_history", system),
+        system_message("generate_with_history", system),
         HumanMessage(
             f"<history>\n{turns}\n</history>\n<message>\n{question}\n</message>\n"
             f"{answer_in(language)}"

@@ -11,10 +11,10 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from codeweaver.agent.prompts import (
     LANGUAGE_NAMES,
-    _attribute,
-    _system,
     answer_in,
+    attribute_value,
     format_sources,
+    system_message,
 )
 
 LIBRARIAN_UNTRUSTED = (
@@ -87,7 +87,7 @@ def librarian_step_messages(
         if n <= len(scratchpad) - FULL_STEPS:
             observation = observation.split("\n", 1)[0]
         blocks.append(
-            f'<step n="{n}" tool="{_attribute(entry.get("tool", ""))}">\n'
+            f'<step n="{n}" tool="{attribute_value(entry.get("tool", ""))}">\n'
             f"thought: {_data(entry.get('thought', ''))}\n"
             f"input: {_data(entry.get('input', ''))}\n"
             f"<observation>\n{_data(observation)}\n</observation>\n</step>"
@@ -99,7 +99,7 @@ def librarian_step_messages(
         + "".join(f"{block}\n" for block in blocks)
         + f"Step {done + 1} of at most {max_steps}. Reply with JSON only."
     )
-    return [_system("librarian_step", system), HumanMessage(body)]
+    return [system_message("librarian_step", system), HumanMessage(body)]
 
 
 def librarian_answer_messages(
@@ -116,7 +116,7 @@ def librarian_answer_messages(
     cite = f"Cite sources inline as [1]–[{len(sources)}].\n" if sources else ""
     reminder = cite + answer_in(language)
     return [
-        _system("librarian_answer", system),
+        system_message("librarian_answer", system),
         HumanMessage(
             f"{_history_block(history)}{body}\n<message>\n{_data(question)}\n</message>\n{reminder}"
         ),
