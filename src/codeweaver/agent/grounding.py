@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from codeweaver.agent.api_citations import cited_by_name
 from codeweaver.agent.citations import (
     CITATION,
     cited_numbers,
@@ -265,6 +266,15 @@ def lexical_verdict(
     return None
 
 
+def _named_api_verdict(claim: Claim, sources: Sequence[SearchResult]) -> ClaimVerdict | None:
+    """A citation placed because the answer's code uses the API the page documents says
+    where to read about that API, not that the page states the sentence: it stands."""
+    cited = [sources[n - 1] for n in claim.citations if 1 <= n <= len(sources)]
+    if cited and len(cited) == len(claim.citations) and all(map(cited_by_name, cited)):
+        return ClaimVerdict(claim, True, 1.0, "its code uses the API the cited page documents")
+    return None
+
+
 def best_excerpt(claim: Claim, source: SearchResult, limit: int = 2) -> str:
     """The sentences of a source that share most words with the claim."""
     words = stemmed_words(claim.plain)
@@ -312,7 +322,9 @@ async def check_grounding(
     for claim in split_claims(answer):
         if not claim.citations:
             continue  # general knowledge, by the answer prompt's rule
-        verdict = lexical_verdict(claim, sources, question) if by_words else None
+        verdict = _named_api_verdict(claim, sources)
+        if verdict is None and by_words:
+            verdict = lexical_verdict(claim, sources, question)
         if verdict is None:
             undecided.append(claim)
         else:

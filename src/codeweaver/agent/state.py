@@ -31,6 +31,10 @@ class SearchResult(TypedDict):
     attribution: NotRequired[str | None]
     summary: NotRequired[str]
     relevance: NotRequired[float]
+    # The public API the result documents ("json.loads") and its kind (module, class,
+    # function, method or property): such a result is cited where the answer uses it.
+    api: NotRequired[str]
+    api_kind: NotRequired[str]
 
 
 class Step(TypedDict):

@@ -8,6 +8,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from codeweaver.agent import prompts
+from codeweaver.agent.api_citations import cite_used_apis, cited_by_name
 from codeweaver.agent.citations import renumber_citations, tidy_answer
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
@@ -52,7 +53,10 @@ def _fallback_answer(language: str, reason: str, sources: list[SearchResult]) ->
 
 
 async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
-    sources = state.get("filtered_results") or []
+    found = state.get("filtered_results") or []
+    # API documentation is cited where the answer uses the API, never put in the prompt.
+    sources = [s for s in found if not cited_by_name(s)]
+    by_name = [s for s in found if cited_by_name(s)]
     question = state.get("question", "")
     language = state.get("language", "en")
     numbered = [
@@ -82,11 +86,15 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
             "answer_attempt": attempt,
             "intermediate_steps": [step("generate_answer", "error", reason)],
         }
-    if not sources:
+    answer, used = cite_used_apis(answer, by_name, len(sources) + 1)
+    if not sources and not used:
         answer = f"{prompts.NO_SOURCE_NOTE.get(language, prompts.NO_SOURCE_NOTE['en'])}\n\n{answer}"
     note = f"draft {attempt} written with {len(sources)} sources"
+    if by_name:
+        note += f", citing {len(used)} of {len(by_name)} API pages its code uses"
     return {
         "answer": answer,
+        "filtered_results": [*sources, *used],
         "answer_failed": False,
         "answer_attempt": attempt,
         "intermediate_steps": [step("generate_answer", "observe", note, attempt=attempt)],

@@ -160,7 +160,7 @@ def make_snippet(entry: DocEntry, limit: int = SNIPPET_CHARS) -> str:
 
 
 def to_result(entry: DocEntry, score: float) -> SearchResult:
-    return SearchResult(
+    result = SearchResult(
         title=entry_title(entry),
         url=entry_url(entry),
         snippet=make_snippet(entry),
@@ -170,6 +170,9 @@ def to_result(entry: DocEntry, score: float) -> SearchResult:
         reference=entry_reference(entry),
         attribution=None,
     )
+    if entry.kind != "topic":
+        result["api"], result["api_kind"] = entry.name, entry.kind
+    return result
 
 
 class InstalledDocsSource:

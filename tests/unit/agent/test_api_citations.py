@@ -1,0 +1,126 @@
+"""API pages are cited where the answer's code uses their API, never put in the prompt.
+
+Questions and reference snippets from CoNaLa train (question ids given; CC BY-SA 4.0);
+the answers are the embedded model's bare answers to them, shortened.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codeweaver.agent import prompts
+from codeweaver.agent.api_citations import answer_code, cite_used_apis, uses_api
+from codeweaver.agent.grounding import check_grounding
+from codeweaver.agent.runner import Assistant
+from codeweaver.agent.state import SearchResult
+from tests.fakes import FakeSource, make_deps
+
+
+def api_page(api: str, kind: str) -> SearchResult:
+    return SearchResult(
+        title=f"{api} — Python 3.11.7",
+        url=f"https://docs.python.org/3.11/library/x.html#{api}",
+        snippet=f"The documentation of {api}, as its docstring gives it.",
+        source="installed_docs",
+        score=0.3,
+        api=api,
+        api_kind=kind,
+    )
+
+
+# CoNaLa 577234, "Python "extend" for a dictionary" (reference `a.update(b)`): the search
+# found `list.extend`, and with it in the prompt the model explained lists.
+EXTEND_ANSWER = """In Python, the `extend` method is not directly available for \
+dictionaries. However, you can achieve a similar effect by using the `update` method.
+
+```python
+my_dict = {'a': 1, 'b': 2}
+another_dict = {'c': 3, 'd': 4}
+my_dict.update(another_dict)
+```"""
+
+
+def test_a_page_of_an_api_the_code_does_not_use_is_not_cited() -> None:
+    pages = [api_page("builtins.list.extend", "method")]
+    answer, cited = cite_used_apis(EXTEND_ANSWER, pages, 1)
+    assert (answer, cited) == (EXTEND_ANSWER, [])
+
+
+def test_the_page_of_the_method_the_code_calls_is_cited_on_the_sentence_naming_it() -> None:
+    pages = [api_page("builtins.list.extend", "method"), api_page("builtins.dict.update", "method")]
+    answer, cited = cite_used_apis(EXTEND_ANSWER, pages, 3)
+    assert [c["api"] for c in cited] == ["builtins.dict.update"]
+    assert "by using the `update` method [3].\n\n```python" in answer
+    assert "available for dictionaries." in answer  # the other sentence is untouched
+
+
+def test_numbering_continues_after_the_prompt_sources_and_skips_unused_pages() -> None:
+    # CoNaLa 275018, "remove (chomp) a newline" (reference `s.rstrip()`).
+    answer = "Use `rstrip()` to remove a trailing newline:\n\n```python\ntext.rstrip()\n```"
+    pages = [api_page("builtins.input", "function"), api_page("builtins.str.rstrip", "method")]
+    cited_answer, cited = cite_used_apis(answer, pages, 2)
+    assert [c["api"] for c in cited] == ["builtins.str.rstrip"]
+    assert cited_answer.startswith("Use `rstrip()` to remove a trailing newline [2]:")
+
+
+def test_a_used_api_no_sentence_names_is_not_cited() -> None:
+    answer = "Split it with a pattern:\n\n```python\nre.split(r'\\W+', text)\n```"
+    assert cite_used_apis(answer, [api_page("re.split", "function")], 1) == (answer, [])
+
+
+def test_a_citation_does_not_break_a_list_item_or_land_inside_code() -> None:
+    answer = "Two ways:\n- `a.update(b)`: in place\n- `{**a, **b}` makes a new dict"
+    cited_answer, cited = cite_used_apis(
+        answer + "\n\n```python\na.update(b)\n```", [api_page("builtins.dict.update", "method")], 1
+    )
+    assert len(cited) == 1
+    assert cited_answer.startswith("Two ways:\n- `a.update(b)` [1]: in place\n- `{**a, **b}`")
+
+
+@pytest.mark.parametrize(
+    ("code", "api", "kind", "used"),
+    [
+        # CoNaLa 3277503, "read a file line by line into a list"
+        ("with open('f') as f:\n    lines = f.readlines()", "builtins.open", "function", True),
+        ("fd = os.open('f', os.O_RDONLY)", "builtins.open", "function", False),
+        # CoNaLa 1059559, "Split Strings with Multiple Delimiters?" (its answers use re.split)
+        ("re.split(r'[;,]', s)", "re.split", "function", True),
+        ("s.split(',')", "re.split", "function", False),
+        ("from re import split\nsplit(r'[;,]', s)", "re.split", "function", True),
+        # CoNaLa 20638006, "Convert list of dictionaries to Dataframe"
+        ("df = pd.DataFrame(rows)", "pandas.DataFrame", "class", True),
+        ("df = pd.read_csv(path)", "pandas.DataFrame", "class", False),
+        ("import itertools\nitertools.chain(a, b)", "itertools", "module", True),
+        ("chain(a, b)", "itertools", "module", False),
+    ],
+)
+def test_what_counts_as_using_an_api(code: str, api: str, kind: str, used: bool) -> None:
+    assert uses_api(code, api, kind) is used
+
+
+def test_the_code_of_an_answer_is_its_blocks_and_spans() -> None:
+    code = answer_code("Call `a.update(b)`.\n\n```python\nx = 1\n```\nupdate in prose")
+    assert "a.update(b)" in code and "x = 1" in code and "prose" not in code
+
+
+async def test_a_citation_by_name_stands_in_the_grounding_check() -> None:
+    answer, cited = cite_used_apis(EXTEND_ANSWER, [api_page("builtins.dict.update", "method")], 1)
+    report = await check_grounding(None, "Python extend for a dictionary", answer, cited)
+    assert report.passed and not report.removed
+    assert report.verdicts[0].reason == "its code uses the API the cited page documents"
+
+
+async def test_the_graph_answers_with_the_bare_prompt_and_cites_the_page_it_used(
+    tmp_path: Path,
+) -> None:
+    question = 'Python "extend" for a dictionary'
+    pages = [api_page("builtins.list.extend", "method"), api_page("builtins.dict.update", "method")]
+    deps, llm = make_deps(tmp_path, {"generate_answer": EXTEND_ANSWER}, [FakeSource(results=pages)])
+    result = await Assistant(deps).ask(question)
+    (_task, messages), *_ = [c for c in llm.calls if c[0] == "generate_answer"]
+    assert [m.content for m in messages] == [m.content for m in prompts.bare_messages(question)]
+    assert [s.get("api") for s in result.sources] == ["builtins.dict.update"]
+    assert "`update` method [1]." in result.answer
+    assert prompts.NO_SOURCE_NOTE["en"] not in result.answer
