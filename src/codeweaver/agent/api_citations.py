@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from codeweaver.agent.citations import prose_blocks
 from codeweaver.agent.state import SearchResult
 
 _FENCED = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -23,7 +24,6 @@ _INLINE = re.compile(r"`([^`\n]+)`")
 _INLINE_SPAN = re.compile(r"`[^`\n]*`")
 # A sentence ends at . ! ? or : before a space, or at the end of its line.
 _END = re.compile(r"[.!?:](?=\s|$)|\n")
-_FENCE_LINE = re.compile(r"^\s*```")
 
 
 def cited_by_name(result: SearchResult) -> bool:
@@ -73,12 +73,8 @@ def _cite_sentence(answer: str, leaf: str, n: int) -> str | None:
     """The answer with `[n]` after the first prose sentence naming `leaf`, or None."""
     word = re.compile(rf"(?<!\w){re.escape(leaf)}(?!\w)")
     blocks = answer.split("\n\n")
-    in_code = False
-    for i, block in enumerate(blocks):
-        fences = sum(1 for line in block.splitlines() if _FENCE_LINE.match(line))
-        starts_in_code, in_code = in_code, in_code != (fences % 2 == 1)
-        if starts_in_code or fences:
-            continue
+    for i in prose_blocks(blocks):
+        block = blocks[i]
         found = word.search(block)
         if found is None:
             continue

@@ -10,7 +10,7 @@ that shares nothing with any source.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from functools import partial
 
 from codeweaver.agent.state import SearchResult
@@ -135,19 +135,24 @@ def _append_citation(paragraph: str, n: int) -> str:
     return f"{stripped} [{n}]"
 
 
+def prose_blocks(blocks: list[str]) -> Iterator[int]:
+    """Indexes of the blank-line-separated `blocks` of an answer that hold no code."""
+    in_code = False
+    for i, block in enumerate(blocks):
+        fences = sum(1 for line in block.splitlines() if _FENCE.match(line))
+        starts_in_code, in_code = in_code, in_code != (fences % 2 == 1)
+        if not (starts_in_code or fences):
+            yield i
+
+
 def attribute_citations(answer: str, sources: list[SearchResult]) -> str:
     """Add `[n]` to prose paragraphs that match a source, when the model cited none."""
     if not sources or CITATION.search(answer):
         return answer
     terms = [_source_terms(s) for s in sources]
     blocks = answer.split("\n\n")
-    in_code = False
-    for i, block in enumerate(blocks):
-        fences = sum(1 for line in block.splitlines() if _FENCE.match(line))
-        starts_in_code = in_code
-        in_code = in_code != (fences % 2 == 1)
-        if starts_in_code or fences:
-            continue
+    for i in prose_blocks(blocks):
+        block = blocks[i]
         best = _best_source(block, terms)
         if best is not None:
             blocks[i] = _append_citation(block, best + 1)
