@@ -81,6 +81,27 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("connect_timeout", "CODEWEAVER_CONNECT_TIMEOUT"),
         description="Seconds to establish a connection; an unreachable network fails fast.",
     )
+    stackexchange_url: str = Field(
+        default="https://api.stackexchange.com/2.3",
+        validation_alias=AliasChoices("stackexchange_url", "CODEWEAVER_STACKEXCHANGE_URL"),
+        description="Stack Exchange API base URL (also Stack Overflow for Teams / Enterprise).",
+    )
+    github_api_url: str = Field(
+        default="https://api.github.com",
+        validation_alias=AliasChoices("github_api_url", "CODEWEAVER_GITHUB_API_URL"),
+        description="GitHub REST API base URL (GitHub Enterprise: `https://HOST/api/v3`).",
+    )
+    http_cache: bool = Field(
+        default=True,
+        validation_alias=AliasChoices("http_cache", "CODEWEAVER_HTTP_CACHE"),
+        description="Answer identical online-source requests from a cache on disk.",
+    )
+    http_cache_hours: float = Field(
+        default=24.0,
+        gt=0,
+        validation_alias=AliasChoices("http_cache_hours", "CODEWEAVER_HTTP_CACHE_HOURS"),
+        description="Hours a cached online-source response is reused.",
+    )
     local_code_paths: str = Field(
         default="",
         validation_alias=AliasChoices("local_code_paths", "CODEWEAVER_CODE_PATHS"),
@@ -259,6 +280,10 @@ class Settings(BaseSettings):
     @property
     def models_dir(self) -> Path:
         return self.cache_dir / "models"
+
+    @property
+    def http_cache_dir(self) -> Path:
+        return self.cache_dir / "http"
 
     @property
     def docs_index_dir(self) -> Path:

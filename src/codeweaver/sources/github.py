@@ -62,6 +62,7 @@ class GitHubCodeSource:
         self,
         token: str | None,
         *,
+        base_url: str = API_BASE,
         policy: HttpPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], Any] = asyncio.sleep,
@@ -79,7 +80,7 @@ class GitHubCodeSource:
             headers["Authorization"] = f"Bearer {self._token}"
         self.client = SourceHttpClient(
             self.name,
-            base_url=API_BASE,
+            base_url=base_url.rstrip("/"),
             headers=headers,
             secrets=[self._token],
             policy=policy,
@@ -93,7 +94,7 @@ class GitHubCodeSource:
     def from_settings(cls, settings: Settings) -> GitHubCodeSource:
         token = settings.github_token.get_secret_value() if settings.github_token else None
         policy = HttpPolicy.from_settings(settings)
-        return cls(token, policy=policy)
+        return cls(token, base_url=settings.github_api_url, policy=policy)
 
     def status(self) -> SourceStatus:
         if not self._token:

@@ -105,6 +105,7 @@ class StackOverflowSource:
         self,
         key: str | None = None,
         *,
+        base_url: str = API_BASE,
         policy: HttpPolicy | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         sleep: Callable[[float], Any] = asyncio.sleep,
@@ -115,7 +116,7 @@ class StackOverflowSource:
         self._now = now
         self.client = SourceHttpClient(
             self.name,
-            base_url=API_BASE,
+            base_url=base_url.rstrip("/"),
             headers={"Accept": "application/json", "User-Agent": "codeweaver"},
             secrets=[self._key],
             policy=policy,
@@ -129,7 +130,7 @@ class StackOverflowSource:
     def from_settings(cls, settings: Settings) -> StackOverflowSource:
         key = settings.stackexchange_key.get_secret_value() if settings.stackexchange_key else None
         policy = HttpPolicy.from_settings(settings)
-        return cls(key, policy=policy)
+        return cls(key, base_url=settings.stackexchange_url, policy=policy)
 
     def status(self) -> SourceStatus:
         blocked = self.client.blocked_reason
