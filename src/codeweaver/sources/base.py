@@ -28,8 +28,34 @@ class SourceStatus:
         return self.state if not self.reason else f"{self.state}: {self.reason}"
 
 
+FailureKind = Literal[
+    "auth",  # the key or token was rejected
+    "rate_limited",  # the service's quota or rate limit is used up
+    "throttled",  # the service answers, but with nothing because it is throttling us
+    "dns",  # the host name does not resolve
+    "tls",  # the TLS handshake or certificate failed
+    "timeout",  # no answer in time
+    "network",  # no connection for another reason
+    "http",  # another error status
+    "bad_response",  # an answer that is not what the service documents
+]
+
+
 class SourceError(RuntimeError):
-    """A source could not answer; the run goes on without it."""
+    """A source could not answer; the run goes on without it. `kind` says why, when known."""
+
+    def __init__(self, message: str, *, kind: FailureKind | None = None) -> None:
+        super().__init__(message)
+        self.kind: FailureKind | None = kind
+
+
+@runtime_checkable
+class ReportsQuota(Protocol):
+    """A source that knows how much of its service's quota is left (from its last answer)."""
+
+    def quota_left(self) -> str | None:
+        """E.g. `287 of 300 requests today`, or None before any answer."""
+        ...
 
 
 @runtime_checkable

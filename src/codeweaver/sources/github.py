@@ -71,6 +71,7 @@ class GitHubCodeSource:
     ) -> None:
         self._token = token or None
         self._wall_clock = wall_clock
+        self._quota: tuple[str, str] | None = None  # (remaining, limit) of the last answer
         headers = {
             "Accept": "application/vnd.github.text-match+json",
             "X-GitHub-Api-Version": "2022-11-28",
@@ -106,6 +107,12 @@ class GitHubCodeSource:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+    def quota_left(self) -> str | None:
+        if self._quota is None:
+            return None
+        remaining, limit = self._quota
+        return f"{remaining} of {limit} searches this minute"
 
     async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
         if not self._token:
@@ -148,7 +155,11 @@ class GitHubCodeSource:
     async def _inspect(self, response: httpx.Response) -> None:
         """Apply GitHub's rate-limit headers; fail fast when waiting cannot help."""
         status = response.status_code
-        if response.headers.get("x-ratelimit-remaining") == "0":
+        remaining = response.headers.get("x-ratelimit-remaining")
+        limit = response.headers.get("x-ratelimit-limit")
+        if remaining is not None and limit is not None:
+            self._quota = (remaining, limit)
+        if remaining == "0":
             seconds = self._until_reset(response)
             reason = f"GitHub rate limit used up; resets in {seconds:.0f}s"
             logger.warning("github: %s", reason)

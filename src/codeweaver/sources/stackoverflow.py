@@ -114,6 +114,7 @@ class StackOverflowSource:
     ) -> None:
         self._key = key or None
         self._now = now
+        self._quota: tuple[int, int] | None = None  # (remaining, max) of the last answer
         self.client = SourceHttpClient(
             self.name,
             base_url=base_url.rstrip("/"),
@@ -140,6 +141,12 @@ class StackOverflowSource:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+    def quota_left(self) -> str | None:
+        if self._quota is None:
+            return None
+        remaining, most = self._quota
+        return f"{remaining} of {most} requests today"
 
     async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
         text = " ".join(query.split())[:MAX_QUERY_CHARS]
@@ -200,13 +207,15 @@ class StackOverflowSource:
             merged["key"] = self._key
         return merged
 
-    @staticmethod
     def _limits(
-        data: Any, backoff: float, quota: dict[str, Any] | None
+        self, data: Any, backoff: float, quota: dict[str, Any] | None
     ) -> tuple[float, dict[str, Any] | None]:
         """The largest `backoff` seen so far, and the wrapper that exhausted the quota."""
         if not isinstance(data, dict):
             return backoff, quota
+        remaining, most = data.get("quota_remaining"), data.get("quota_max")
+        if isinstance(remaining, int) and isinstance(most, int):
+            self._quota = (remaining, most)
         asked = data.get("backoff")
         if isinstance(asked, int | float) and not isinstance(asked, bool) and asked > 0:
             backoff = max(backoff, float(asked))
