@@ -408,7 +408,7 @@ async def test_timeout_fails_after_retries(
     assert len(sleeps) == 2
 
 
-async def test_connect_error_is_unavailable_at_once(
+async def test_connect_error_is_unavailable_at_once_and_blocks_when_repeated(
     api: respx.MockRouter, source: StackOverflowSource, sleeps: list[float]
 ) -> None:
     route = api.get(SEARCH_URL).mock(side_effect=httpx.ConnectError)
@@ -416,6 +416,12 @@ async def test_connect_error_is_unavailable_at_once(
     with pytest.raises(SourceUnavailable, match="unreachable"):
         await source.search(QUESTION, "learning", 3)
     assert route.call_count == 1 and sleeps == []
+    # One connect failure (a blip) does not block the source for the cooldown…
+    assert source.status().state == "ready"
+    with pytest.raises(SourceUnavailable, match="unreachable"):
+        await source.search(QUESTION, "learning", 3)
+    # …a second one in a row does.
+    assert route.call_count == 2 and sleeps == []
     assert "unreachable" in source.status().reason
 
 

@@ -323,6 +323,10 @@ async def test_unreachable_network_is_unavailable_at_once(respx_mock: respx.Mock
     with pytest.raises(SourceUnavailable, match="network unreachable"):
         await source.search("python", "learning", 5)
     assert route.call_count == 1
+    assert source.status().state == "ready"  # one failure is not yet a pattern
+    with pytest.raises(SourceUnavailable, match="network unreachable"):
+        await source.search("python", "learning", 5)
+    assert route.call_count == 2
     assert source.status().state == "skipped"
 
 

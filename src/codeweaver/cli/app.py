@@ -282,9 +282,29 @@ def cache_forget(question: str) -> None:
 
 
 @cache_app.command("clear")
-def cache_clear() -> None:
-    """Remove every cached answer."""
-    _console().print(f"removed {_open_cache().clear()} entries")
+def cache_clear(
+    http: Annotated[
+        bool,
+        typer.Option("--http", help="Empty the cache of online-source responses instead."),
+    ] = False,
+) -> None:
+    """Remove every cached answer (with --http: every cached online-source response)."""
+    if not http:
+        _console().print(f"removed {_open_cache().clear()} entries")
+        return
+    from codeweaver.sources.http_cache import clear_http_cache
+
+    directory = _settings().http_cache_dir
+    try:
+        cleared = clear_http_cache(directory)
+    except OSError as exc:
+        _fail(f"could not clear the HTTP cache in {directory}: {exc}")
+        return  # unreachable: _fail exits
+    entries = "?" if cleared.entries is None else str(cleared.entries)
+    _console().print(
+        f"removed {entries} cached HTTP responses ({cleared.size} bytes) from {directory}",
+        highlight=False,
+    )
 
 
 def _register_subcommands() -> None:
