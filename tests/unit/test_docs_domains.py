@@ -34,7 +34,7 @@ from codeweaver.sources.docs_domains import (
         ("golang context cancellation", ["go.dev", "pkg.go.dev"]),
         (
             "langgraph checkpointer with langchain tools",
-            ["langchain-ai.github.io", "python.langchain.com"],
+            ["docs.langchain.com", "reference.langchain.com"],
         ),
         ("postgres jsonb index", ["postgresql.org"]),
     ],

@@ -16,9 +16,6 @@ from codeweaver.sources.base import Source, SourceError
 from codeweaver.sources.gh_format import (
     build_query,
     fragments,
-    keywords,
-    licence_of,
-    normalise_scores,
     path_language,
     question_language,
 )
@@ -70,7 +67,8 @@ async def test_search_sends_the_documented_request(
     assert request.headers["authorization"] == f"Bearer {TOKEN}"
     assert request.headers["x-github-api-version"] == "2022-11-28"
     assert request.url.params["per_page"] == "3"
-    assert request.url.params["q"] == "read_lines strip newline line language:python"
+    # The identifier the question names, never its prose words ("strip", "newline", "line").
+    assert request.url.params["q"] == "read_lines language:python"
 
 
 async def test_search_maps_items_to_results(
@@ -85,7 +83,7 @@ async def test_search_maps_items_to_results(
         "ruth-dev/scratch: tools/io_utils.py",
         "acme/pipeline: docker/Dockerfile",
     ]
-    first, second, third = results
+    first, _, third = results
     assert first["url"] == (
         "https://github.com/octo-labs/linetools/blob/"
         "9b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c/src/linetools/reader.py"
@@ -105,11 +103,17 @@ async def test_search_maps_items_to_results(
         "    # read_lines never loads the whole file"
     )
     assert third["snippet"] == "[dockerfile · docker/Dockerfile]\ndocker/Dockerfile"
-    assert first["attribution"] == "octo-labs/linetools (MIT)"
-    assert second["attribution"] == "ruth-dev/scratch (see repository licence)"
-    assert third["attribution"] == "acme/pipeline (Other)"
-    # 14.2, 7.1, 3.55 relative to the page's best score.
-    assert [r["score"] for r in results] == pytest.approx([1.0, 0.5, 0.25])
+    # Code-search items carry no licence: none is claimed, the repository is named.
+    assert first["attribution"] == (
+        "code from octo-labs/linetools; reuse under that repository's licence"
+    )
+    assert all("MIT" not in (r["attribution"] or "") for r in results)
+    # Scored on the question's terms, not GitHub's score: the reader that has read_lines,
+    # lines and the newline strip outranks a Dockerfile whose path is all that matched.
+    scores = [r["score"] or 0.0 for r in results]
+    assert scores == sorted(scores, reverse=True)
+    assert scores[0] > scores[-1]
+    assert third["score"] is not None and third["score"] < 0.13
 
 
 async def test_limit_caps_the_results(api: respx.MockRouter, source: GitHubCodeSource) -> None:
@@ -388,31 +392,50 @@ def test_factory_without_token_is_skipped(monkeypatch: pytest.MonkeyPatch, tmp_p
 @pytest.mark.parametrize(
     ("text", "query"),
     [
-        (QUESTION, "read_lines strip newline line language:python"),
-        (
-            "Why is my javascript fetch returning undefined?",
-            "fetch returning undefined language:javascript",
-        ),
+        (QUESTION, "read_lines language:python"),
+        # Prose only ("fetch", "returning", "undefined"): any file matches, so no search.
+        ("Why is my javascript fetch returning undefined?", ""),
         (
             "asyncio.gather raises CancelledError in TaskGroup",
-            "asyncio gather raises CancelledError TaskGroup",
+            "asyncio.gather CancelledError TaskGroup language:python",
         ),
+        ("How to use df.groupby with pandas agg", "df.groupby language:python"),
         ("How can I do this?", ""),
+        ("Sort Dict by Values in Python 3.6+", ""),
+        # Korean text: the pipeline also sends the English form; this one is not searched.
+        ("pandas에서 df.groupby 결과를 정렬하는 방법", ""),
     ],
 )
 def test_build_query(text: str, query: str) -> None:
     assert build_query(text) == query
+    assert len(query) <= 150
 
 
-def test_keywords_prefer_code_like_terms_when_capped() -> None:
-    text = "parsing configuration files with load_config fails because yamlLoader rejects tabs"
-    assert keywords(text, limit=3) == ["parsing", "load_config", "yamlLoader"]
+def test_build_query_keeps_three_terms_at_most() -> None:
+    text = "load_config calls yamlLoader.parse, then DataFrame.from_dict raises KeyError"
+    assert build_query(text) == "load_config yamlLoader.parse DataFrame.from_dict"
 
 
 def test_question_language_first_named_wins() -> None:
     assert question_language("Port this C++ code to Rust") == "cpp"
     assert question_language("javascript, not java") == "javascript"
     assert question_language("let's go to the park") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        # Real Korean phrasings: the particle is attached to the name.
+        ("python에서 리스트를 정렬하는 방법", "python"),
+        ("자바스크립트 말고 typescript로 작성하려면", "typescript"),
+        # A library written in one language gives its language.
+        ("pandas를 사용해서 csv를 읽을 때 인코딩 오류", "python"),
+        ("react에서 useEffect가 두 번 실행돼요", "javascript"),
+        ("javaScript가 아니라 rust에서", "javascript"),  # the first named, as in English
+    ],
+)
+def test_question_language_through_korean_particles(text: str, language: str) -> None:
+    assert question_language(text) == language
 
 
 @pytest.mark.parametrize(
@@ -426,17 +449,6 @@ def test_question_language_first_named_wins() -> None:
 )
 def test_path_language(path: str, language: str) -> None:
     assert path_language(path) == language
-
-
-def test_licence_of() -> None:
-    assert licence_of({"license": {"spdx_id": "Apache-2.0", "name": "Apache"}}) == "Apache-2.0"
-    assert licence_of({"license": None}) == "see repository licence"
-
-
-def test_normalise_scores() -> None:
-    assert normalise_scores([2.0, 1.0, None]) == [1.0, 0.5, None]
-    assert normalise_scores([0.0, 0.0]) == [None, None]
-    assert normalise_scores([]) == []
 
 
 def test_fragments_prefer_content_matches_and_drop_duplicates() -> None:

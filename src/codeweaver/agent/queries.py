@@ -15,15 +15,13 @@ import re
 
 from codeweaver.agent.language import is_english
 from codeweaver.agent.text import STOPWORDS
+from codeweaver.sources.query_shapes import error_line as error_query
 
 MAX_QUERIES = 3
 MAX_TITLE_CHARS = 200
 MAX_NAMES = 4
 FOCUS = 0.6  # an error line shorter than this share of the query narrows it usefully
-_ERROR_LINE = re.compile(
-    r"\b((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt))\b"
-    r"(?::[ \t]*([^\n]{1,120}))?"
-)
+
 
 
 _FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
@@ -76,15 +74,6 @@ def general_query(query: str) -> str | None:
     terms = [t for t in _TERM.findall(query) if len(t) > 1 and t.lower() not in STOPWORDS]
     general = " ".join(list(dict.fromkeys(terms))[:MAX_GENERAL_TERMS])
     return general if general and general != " ".join(query.split()) else None
-
-
-def error_query(text: str) -> str | None:
-    """The last `SomethingError: message` of a question, the line a traceback ends on."""
-    matches = list(_ERROR_LINE.finditer(text))
-    if not matches:
-        return None
-    name, message = matches[-1].group(1), (matches[-1].group(2) or "").strip()
-    return " ".join(f"{name}: {message}".split()) if message else name
 
 
 def query_variations(query: str, question: str, canonical: str | None) -> list[str]:

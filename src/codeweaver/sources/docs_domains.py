@@ -107,8 +107,9 @@ DEFAULT_TECHNOLOGIES: Mapping[str, Technology] = {
     "pytorch": _tech("pytorch.org", aliases=["torch", "파이토치"]),
     "tensorflow": _tech("tensorflow.org", aliases=["텐서플로"]),
     "scikit-learn": _tech("scikit-learn.org", aliases=["scikit learn", "sklearn", "사이킷런"]),
-    "langchain": _tech("python.langchain.com", aliases=["랭체인"]),
-    "langgraph": _tech("langchain-ai.github.io", aliases=["랭그래프"]),
+    # Both moved to docs.langchain.com in 2025; the API reference is on its own domain.
+    "langchain": _tech("docs.langchain.com", "reference.langchain.com", aliases=["랭체인"]),
+    "langgraph": _tech("docs.langchain.com", "reference.langchain.com", aliases=["랭그래프"]),
     "docker": _tech("docs.docker.com", aliases=["dockerfile", "docker compose", "도커"]),
     "kubernetes": _tech("kubernetes.io", aliases=["k8s", "kubectl", "쿠버네티스"]),
     # Not "깃": as a Hangul prefix it would also match "깃허브" (GitHub).

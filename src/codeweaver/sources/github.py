@@ -1,9 +1,11 @@
 """Online source: GitHub code search (REST `GET /search/code`, needs `GITHUB_TOKEN`).
 
-The query is the question's keywords (see `gh_format`: stopwords dropped, at most
-`MAX_KEYWORDS`, since code search requires every term) plus `language:<lang>` when the
-question names a language.
-Fragments come from the text-match media type.
+The query is the identifiers, API names and error names the question mentions (never prose
+words: code search requires every term, and "return" or "fix" match any file) plus
+`language:<lang>` when the question names a language or a single-language library; a
+question naming no code is not searched. Fragments come from the text-match media type.
+GitHub's `score` is not a relevance: every result is scored on the question's terms instead
+(`scoring.term_score`). Code-search items carry no licence, so none is claimed.
 
 Rate limits (https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api):
 - any response with `x-ratelimit-remaining: 0` blocks the source until `x-ratelimit-reset`;
@@ -27,20 +29,14 @@ import httpx
 
 from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.sources.base import SourceError, SourceStatus, register_source
-from codeweaver.sources.gh_format import (
-    build_query,
-    fragments,
-    licence_of,
-    normalise_scores,
-    path_language,
-    score_value,
-)
+from codeweaver.sources.gh_format import build_query, fragments, path_language
 from codeweaver.sources.http import (
     HttpPolicy,
     SourceHttpClient,
     SourceUnavailable,
     retry_after_seconds,
 )
+from codeweaver.sources.scoring import term_score
 
 if TYPE_CHECKING:
     from codeweaver.config import Settings
@@ -132,10 +128,10 @@ class GitHubCodeSource:
             for item in data.get("items", [])
             if isinstance(item, dict) and isinstance(item.get("repository"), dict)
         ][:limit]
-        scores = normalise_scores([score_value(item.get("score")) for item in items])
-        return [self._result(item, score) for item, score in zip(items, scores, strict=True)]
+        results = [self._result(item, query) for item in items]
+        return sorted(results, key=lambda r: r.get("score") or 0.0, reverse=True)
 
-    def _result(self, item: dict[str, Any], score: float | None) -> SearchResult:
+    def _result(self, item: dict[str, Any], query: str) -> SearchResult:
         repository: dict[str, Any] = item["repository"]
         repo = str(repository.get("full_name", "?"))
         path = str(item.get("path", item.get("name", "")))
@@ -146,10 +142,10 @@ class GitHubCodeSource:
             url=str(item.get("html_url") or repository.get("html_url", "")),
             snippet=snippet,
             source=self.name,
-            score=score,
+            score=term_score(query, path, text),
             date=None,
             reference=f"github:{repo}/{path}@{item.get('sha', '')}",
-            attribution=f"{repo} ({licence_of(repository)})",
+            attribution=f"code from {repo}; reuse under that repository's licence",
         )
 
     async def _inspect(self, response: httpx.Response) -> None:

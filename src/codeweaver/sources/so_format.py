@@ -84,9 +84,16 @@ TECH_TAGS: dict[str, str] = {
 }
 MAX_TAGS = 3
 
-# A key must not be part of a longer word: "java" in "javascript", "git" in "github".
+# A key must not be part of a longer word: "java" in "javascript", "git" in "github". Only
+# Latin letters and digits count as "longer": Korean particles attach to the name itself
+# ("pandas를", "python에서") and must not hide it.
 _TAG_PATTERNS = [
-    (re.compile(r"(?<![\w.#+-])" + re.escape(word) + r"(?![\w#+-]|\.\w)"), tag)
+    (
+        re.compile(
+            r"(?<![A-Za-z0-9_.#+-])" + re.escape(word) + r"(?![A-Za-z0-9_#+-]|\.[A-Za-z0-9_])"
+        ),
+        tag,
+    )
     for word, tag in TECH_TAGS.items()
 ]
 
@@ -118,7 +125,8 @@ def normalise_votes(votes: int) -> float:
     return votes / (votes + VOTES_HALF)
 
 
-# Stack Overflow's licence changes (content contributed before a date keeps its licence).
+# Stack Overflow's licence changes, for a post whose `content_license` is missing (an older
+# filter): content contributed before a date keeps its licence.
 _CC_BY_SA_3_FROM = datetime(2011, 4, 8, tzinfo=UTC)
 _CC_BY_SA_4_FROM = datetime(2018, 5, 2, tzinfo=UTC)
 
@@ -131,6 +139,17 @@ def cc_by_sa_version(created: int) -> str:
     if when < _CC_BY_SA_4_FROM:
         return "3.0"
     return "4.0"
+
+
+def post_licence(post: dict[str, Any]) -> str:
+    """The licence the API states for a post (`content_license`, e.g. "CC BY-SA 4.0"; an
+    edited old post carries the newer one), else the one its creation date implies."""
+    stated = post.get("content_license")
+    if isinstance(stated, str) and stated.strip():
+        return stated.strip()
+    created = post.get("creation_date")
+    version = cc_by_sa_version(created) if isinstance(created, int) else "4.0"
+    return f"CC BY-SA {version}"
 
 
 def iso_date(epoch: Any) -> str | None:
@@ -148,10 +167,9 @@ def owner_credit(owner: Any) -> str:
     return f"{name} ({link})" if isinstance(link, str) and link else name
 
 
-def attribution(kind: str, owner: Any, created: Any, link: str) -> str:
-    """CC BY-SA attribution, e.g. `answer by Ann (https://…), CC BY-SA 4.0, https://…`."""
-    version = cc_by_sa_version(created) if isinstance(created, int) else "4.0"
-    return f"{kind} by {owner_credit(owner)}, CC BY-SA {version}, {link}"
+def attribution(kind: str, post: dict[str, Any], link: str) -> str:
+    """Licence attribution, e.g. `answer by Ann (https://…), CC BY-SA 4.0, https://…`."""
+    return f"{kind} by {owner_credit(post.get('owner'))}, {post_licence(post)}, {link}"
 
 
 _FENCED = re.compile(r"(```.*?\n```)", re.DOTALL)

@@ -1,10 +1,18 @@
 """Online source: Stack Overflow questions and their best answer (Stack Exchange API 2.3).
 
-One search is two calls: `/search/advanced` (relevance-sorted questions with at least one
-answer, optionally limited to tags guessed from the question) and one
-`/questions/{ids}/answers` for all returned ids, keeping per question the accepted answer,
-else the top-voted one. Answers are converted from HTML to Markdown (code blocks kept) and
-carry a CC BY-SA attribution.
+The search API matches every term of `q`, so a whole natural-language question, code and
+all, finds nothing. A search is therefore:
+- `/search/advanced` with a short title-like `q` (the title line or its core terms, at most
+  12 words; an error line as a quoted phrase), limited to the tags of the technologies the
+  question names;
+- when that finds nothing, `/similar?title=…`, the API's method for natural-language titles;
+- one `/questions/{ids}/answers` for all returned ids, keeping per question the accepted
+  answer, else the top-voted one.
+A query with Hangul or CJK is not sent (Stack Overflow is English; the pipeline also searches
+the question's English form). Answers are converted from HTML to Markdown (code blocks kept)
+and carry the CC BY-SA licence the API states for the post (`content_license`). Scores are
+the question's terms found in the post (`scoring.term_score`); an accepted answer counts in
+full whatever its votes (most recent ones have few), another answer by its votes.
 
 Throttling follows https://api.stackexchange.com/docs/throttle:
 - a `backoff: N` field in a response → no further call for N seconds (applied once the
@@ -23,6 +31,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +40,16 @@ import httpx
 from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.sources.base import SourceError, SourceStatus, register_source
 from codeweaver.sources.http import HttpPolicy, SourceHttpClient, is_rate_limited
+from codeweaver.sources.query_shapes import (
+    MAX_QUERY_CHARS,
+    cut_words,
+    error_line,
+    is_error_line,
+    is_latin,
+    phrase,
+    title_query,
+)
+from codeweaver.sources.scoring import term_score
 from codeweaver.sources.so_format import (
     attribution,
     clip_markdown,
@@ -50,7 +69,6 @@ SITE = "stackoverflow"
 THROTTLE_ERROR_ID = 502
 # The docs put an IP ban "on the order of 30 seconds to a few minutes" when no time is given.
 THROTTLE_DEFAULT_SECONDS = 120.0
-MAX_QUERY_CHARS = 250
 MAX_PAGE = 100  # the API's largest page and the most ids one vector may hold
 MAX_SNIPPET_CHARS = 3000
 # A question shown without its answer (quota ran out, answer not on the one page) ranks
@@ -83,6 +101,14 @@ def _api_error(response: httpx.Response) -> tuple[int, str, str] | None:
     if not isinstance(body, dict) or not isinstance(body.get("error_id"), int):
         return None
     return body["error_id"], str(body.get("error_name", "")), str(body.get("error_message", ""))
+
+
+@dataclass
+class _Limits:
+    """What one search's responses said about throttling (searches may run concurrently)."""
+
+    backoff: float = 0.0
+    quota: dict[str, Any] | None = None  # the wrapper that used the daily quota up
 
 
 def pick_answer(question: dict[str, Any], answers: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -149,33 +175,33 @@ class StackOverflowSource:
         return f"{remaining} of {most} requests today"
 
     async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
-        text = " ".join(query.split())[:MAX_QUERY_CHARS]
-        if not text or limit <= 0:
+        text = " ".join(query.split())
+        if not text or limit <= 0 or not is_latin(text):
             return []
         pagesize = min(limit, MAX_PAGE)
-        params: dict[str, Any] = {
-            "q": text,
+        error = error_line(text) if is_error_line(text) else None
+        common: dict[str, Any] = {
             "sort": "relevance",
             "order": "desc",
-            "answers": 1,
             "pagesize": pagesize,
             # withbody: a question whose answer is missing can still show its own text.
             "filter": "withbody",
         }
         tags = guess_tags(text)
         if tags:
-            params["tagged"] = ";".join(tags)  # the API's `tagged` means "any of these"
-        backoff = 0.0
-        quota: dict[str, Any] | None = None
+            common["tagged"] = ";".join(tags)  # the API's `tagged` means "any of these"
+        search = {**common, "q": phrase(error) if error else title_query(text), "answers": 1}
+        limits = _Limits()
         try:
-            data = await self.client.get_json("/search/advanced", self._params(params))
-            backoff, quota = self._limits(data, backoff, quota)
-            questions = [q for q in _items(data) if isinstance(q.get("question_id"), int)]
-            questions = questions[:pagesize]
+            questions = await self._questions("/search/advanced", search, pagesize, limits)
+            if not questions:
+                title = cut_words(error or title_query(text), MAX_QUERY_CHARS)
+                similar = {**common, "title": title}
+                questions = await self._questions("/similar", similar, pagesize, limits)
             if not questions:
                 return []
             answers: dict[int, list[dict[str, Any]]] = {}
-            if quota is None:
+            if limits.quota is None:
                 ids = ";".join(str(q["question_id"]) for q in questions)
                 answer_params = {
                     "filter": "withbody",
@@ -186,11 +212,13 @@ class StackOverflowSource:
                 answer_data = await self.client.get_json(
                     f"/questions/{ids}/answers", self._params(answer_params)
                 )
-                backoff, quota = self._limits(answer_data, backoff, quota)
+                self._read_limits(answer_data, limits)
                 for answer in _items(answer_data):
                     answers.setdefault(_int(answer.get("question_id"), -1), []).append(answer)
-            return [self._result(q, answers.get(q["question_id"], [])) for q in questions]
+            results = [self._result(q, answers.get(q["question_id"], []), text) for q in questions]
+            return sorted(results, key=lambda r: r.get("score") or 0.0, reverse=True)
         finally:
+            backoff, quota = limits.backoff, limits.quota
             # Backoff first, then the (longer) quota block, so the status names the quota.
             if backoff > 0:
                 reason = f"the Stack Exchange API asked to back off for {backoff:g}s"
@@ -198,6 +226,18 @@ class StackOverflowSource:
                 self.client.block(backoff, reason)
             if quota is not None:
                 self._block_for_quota(quota)
+
+    async def _questions(
+        self, path: str, params: dict[str, Any], pagesize: int, limits: _Limits
+    ) -> list[dict[str, Any]]:
+        """The answered questions a search method returns (none once the quota is gone)."""
+        if limits.quota is not None:
+            return []
+        data = await self.client.get_json(path, self._params(params))
+        self._read_limits(data, limits)
+        questions = [q for q in _items(data) if isinstance(q.get("question_id"), int)]
+        # `/similar` has no `answers` filter: a question nobody answered cannot help.
+        return [q for q in questions if _int(q.get("answer_count"), 1) > 0][:pagesize]
 
     # -- requests and limits -------------------------------------------------------------
 
@@ -207,21 +247,18 @@ class StackOverflowSource:
             merged["key"] = self._key
         return merged
 
-    def _limits(
-        self, data: Any, backoff: float, quota: dict[str, Any] | None
-    ) -> tuple[float, dict[str, Any] | None]:
-        """The largest `backoff` seen so far, and the wrapper that exhausted the quota."""
+    def _read_limits(self, data: Any, limits: _Limits) -> None:
+        """Note a response's `backoff` (the largest wins), quota left, and quota exhaustion."""
         if not isinstance(data, dict):
-            return backoff, quota
+            return
         remaining, most = data.get("quota_remaining"), data.get("quota_max")
         if isinstance(remaining, int) and isinstance(most, int):
             self._quota = (remaining, most)
         asked = data.get("backoff")
         if isinstance(asked, int | float) and not isinstance(asked, bool) and asked > 0:
-            backoff = max(backoff, float(asked))
-        if quota is None and data.get("quota_remaining") == 0:
-            quota = data
-        return backoff, quota
+            limits.backoff = max(limits.backoff, float(asked))
+        if limits.quota is None and remaining == 0:
+            limits.quota = data
 
     def _block_for_quota(self, wrapper: dict[str, Any]) -> None:
         now = self._now()
@@ -262,27 +299,28 @@ class StackOverflowSource:
 
     # -- results -------------------------------------------------------------------------
 
-    def _result(self, question: dict[str, Any], answers: list[dict[str, Any]]) -> SearchResult:
+    def _result(
+        self, question: dict[str, Any], answers: list[dict[str, Any]], query: str
+    ) -> SearchResult:
         qid = question["question_id"]
         title = html.unescape(str(question.get("title", f"question {qid}")))
         link = str(question.get("link") or f"https://stackoverflow.com/q/{qid}")
         tags = ", ".join(str(t) for t in question.get("tags", []) if isinstance(t, str))
         question_votes = _int(question.get("score"))
         answer = pick_answer(question, answers)
+        question_body = html_to_markdown(str(question.get("body", "")))
         if answer is None:
             header = f"[question only · {tags} · {question_votes} votes]"
-            body = html_to_markdown(str(question.get("body", "")))
+            relevance = term_score(query, title, question_body)
             return SearchResult(
                 title=title,
                 url=link,
-                snippet=f"{header}\n{clip_markdown(body, MAX_SNIPPET_CHARS)}".strip(),
+                snippet=f"{header}\n{clip_markdown(question_body, MAX_SNIPPET_CHARS)}".strip(),
                 source=self.name,
-                score=normalise_votes(question_votes) * QUESTION_ONLY_WEIGHT,
+                score=round(relevance * QUESTION_ONLY_WEIGHT, 3),
                 date=iso_date(question.get("creation_date")),
                 reference=f"stackoverflow:q{qid}",
-                attribution=attribution(
-                    "question", question.get("owner"), question.get("creation_date"), link
-                ),
+                attribution=attribution("question", question, link),
             )
         aid = answer.get("answer_id")
         votes = _int(answer.get("score"))
@@ -292,18 +330,18 @@ class StackOverflowSource:
             f" · question {question_votes} votes]"
         )
         body = html_to_markdown(str(answer.get("body", "")))
-        answer_link = f"https://stackoverflow.com/a/{aid}"
+        answer_link = str(answer.get("link") or f"https://stackoverflow.com/a/{aid}")
+        # An accepted answer counts in full whatever its votes; another by its votes.
+        quality = 1.0 if accepted else 0.5 + 0.5 * normalise_votes(votes)
         return SearchResult(
             title=title,
             url=link,
             snippet=f"{header}\n{clip_markdown(body, MAX_SNIPPET_CHARS)}".strip(),
             source=self.name,
-            score=normalise_votes(votes),
+            score=round(term_score(query, title, question_body, body) * quality, 3),
             date=iso_date(answer.get("creation_date")),
             reference=f"stackoverflow:q{qid}/a{aid}",
-            attribution=attribution(
-                "answer", answer.get("owner"), answer.get("creation_date"), answer_link
-            ),
+            attribution=attribution("answer", answer, answer_link),
         )
 
 
