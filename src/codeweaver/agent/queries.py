@@ -23,7 +23,6 @@ MAX_NAMES = 4
 FOCUS = 0.6  # an error line shorter than this share of the query narrows it usefully
 
 
-
 _FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _INLINE = re.compile(r"`([^`\n]{2,60})`")
 # Names a post's prose quotes: dotted names, calls, snake_case and CamelCase identifiers.
