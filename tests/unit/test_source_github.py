@@ -402,6 +402,18 @@ def test_factory_without_token_is_skipped(monkeypatch: pytest.MonkeyPatch, tmp_p
         ("How to use df.groupby with pandas agg", "df.groupby language:python"),
         ("How can I do this?", ""),
         ("Sort Dict by Values in Python 3.6+", ""),
+        # Real StackEval titles (+ the names their posts quote): language names are not
+        # code, and a lone class name matches too many files to search for.
+        (
+            "Having mounted() only run once on a component Vue.js v-if this.mode",
+            "mounted this.mode language:javascript",
+        ),
+        (
+            "Can't customize color palette types on Material UI theme in TypeScript "
+            "theme.palette.gradient.main",
+            "theme.palette.gradient.main language:typescript",
+        ),
+        ("Change array in javascript into simpler object TypeError", ""),
         # Korean text: the pipeline also sends the English form; this one is not searched.
         ("pandas에서 df.groupby 결과를 정렬하는 방법", ""),
     ],

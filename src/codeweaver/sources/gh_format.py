@@ -7,6 +7,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from codeweaver.sources.query_shapes import MAX_QUERY_CHARS, code_terms, cut_words, is_latin
+from codeweaver.sources.so_format import TECH_TAGS
 
 MAX_TERMS = 3
 MAX_SNIPPET_CHARS = 1500
@@ -137,6 +138,10 @@ def question_language(text: str) -> str | None:
     return None
 
 
+# A lone capitalised name (`TypeError`, `StdClass`): no dot, underscore or call to narrow it.
+_TOO_COMMON = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+
+
 def build_query(text: str) -> str:
     """The `q` of a code search: the identifiers, API names and error names `text` mentions,
     plus `language:`; "" when it mentions none (prose words match any file: no search).
@@ -144,7 +149,11 @@ def build_query(text: str) -> str:
     Code search requires every term, so at most `MAX_TERMS` are sent."""
     if not is_latin(text):
         return ""
-    terms = code_terms(text, limit=MAX_TERMS)
+    names = set(QUESTION_LANGUAGES) | set(LIBRARY_LANGUAGES) | set(TECH_TAGS) | {"typescript"}
+    terms = [t for t in code_terms(text, limit=2 * MAX_TERMS) if t.lower() not in names]
+    terms = terms[:MAX_TERMS]
+    if len(terms) == 1 and _TOO_COMMON.match(terms[0]):
+        return ""  # `TypeError` or `StdClass` alone matches too many files to mean anything
     if not terms:
         return ""
     language = question_language(text)
