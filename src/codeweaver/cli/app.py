@@ -230,17 +230,40 @@ def setup(model: ModelOpt = None) -> None:
 
 
 @app.command()
-def doctor(as_json: JsonOpt = False, model: ModelOpt = None) -> None:
+def doctor(
+    as_json: JsonOpt = False,
+    model: ModelOpt = None,
+    live: Annotated[
+        bool,
+        typer.Option(
+            "--live",
+            help="Also search each configured online source once, for real: latency, "
+            "results, quota left or why it failed. Exit code 1 if one fails.",
+        ),
+    ] = False,
+) -> None:
     """Show the model, its weights, each source, the stores and which keys are set."""
-    from codeweaver.cli.doctor import collect_report, render_report
+    from codeweaver.cli.doctor import (
+        collect_live,
+        collect_report,
+        live_json,
+        render_live,
+        render_report,
+    )
 
-    report = collect_report(_settings(model=model))
+    settings = _settings(model=model)
+    report = collect_report(settings)
+    probes = collect_live(settings) if live else None
     if as_json:
         from codeweaver.cli.render import print_json
 
-        print_json(_console(), report)
+        print_json(_console(), report if probes is None else {**report, "live": live_json(probes)})
     else:
         render_report(_console(), report)
+        if probes is not None:
+            render_live(_console(), probes)
+    if probes is not None and any(p.failed for p in probes):
+        raise typer.Exit(1)
 
 
 def _open_cache() -> AnswerCache:

@@ -1,14 +1,22 @@
-"""`codeweaver doctor`: what this installation can do right now, without side effects."""
+"""`codeweaver doctor`: what this installation can do right now, without side effects.
+
+`doctor --live` adds one real search per online source (`collect_live`, `render_live`).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
+from rich.text import Text
 
 from codeweaver.config import Settings
+
+if TYPE_CHECKING:
+    from codeweaver.sources.probe import ProbeReport
 
 
 def _model_report(settings: Settings) -> dict[str, Any]:
@@ -94,3 +102,57 @@ def render_report(console: Console, report: dict[str, Any]) -> None:
     console.print("[bold]keys[/] (set / not set, values never shown)")
     for name, present in keys.items():
         console.print(f"  {name}: {'set' if present else 'not set'}")
+
+
+def collect_live(settings: Settings) -> list[ProbeReport]:
+    """One real search per online source (`doctor --live`); the only doctor check with I/O."""
+    from codeweaver.sources.probe import probe_sources
+
+    return asyncio.run(probe_sources(settings))
+
+
+def live_json(reports: list[ProbeReport]) -> list[dict[str, Any]]:
+    return [
+        {**r.to_dict(), "latency": None if r.latency is None else round(r.latency, 3)}
+        for r in reports
+    ]
+
+
+_RESULT_STYLES = {
+    "ok": "green",
+    "failed": "bold red",
+    "not configured": "yellow",
+    "disabled": "dim",
+}
+
+
+def render_live(console: Console, reports: list[ProbeReport]) -> None:
+    """The live checks as a table; server text goes in as `Text`, never parsed as markup."""
+    table = Table(
+        "source",
+        "result",
+        Column("latency", justify="right"),
+        Column("results", justify="right"),
+        "quota left",
+        "reason",
+        title="online sources (one live search each)",
+        title_justify="left",
+    )
+    for report in reports:
+        style = _RESULT_STYLES[report.result]
+        if report.ok and not report.results:
+            style = "yellow"  # answered, but a query that always has results found none
+        table.add_row(
+            Text(report.source),
+            Text(report.result, style=style),
+            Text("" if report.latency is None else f"{report.latency:.2f}s"),
+            Text("" if report.results is None else str(report.results)),
+            Text(report.quota_left or ""),
+            Text(report.reason),
+        )
+    console.print(table)
+    failed = [r.source for r in reports if r.failed]
+    if failed:
+        console.print(Text(f"failed: {', '.join(failed)}", style="bold red"))
+    elif not any(r.ok for r in reports):
+        console.print(Text("no online source is configured", style="yellow"))
