@@ -368,6 +368,7 @@ async def test_throttle_violation_blocks_for_the_seconds_in_the_message(
         await source.search(QUESTION, "debugging", 5)
 
     assert not isinstance(caught.value, SourceUnavailable)
+    assert caught.value.kind == "throttled"
     assert "77316" in str(caught.value)
     assert search_route.call_count == 1  # a throttle is not retried
     assert sleeps == []

@@ -120,7 +120,9 @@ class GitHubCodeSource:
             "/search/code", {"q": q, "per_page": min(limit, MAX_PAGE)}
         )
         if not isinstance(data, dict) or not isinstance(data.get("items", []), list):
-            raise SourceError("github returned an unexpected response (no `items` list)")
+            raise SourceError(
+                "github returned an unexpected response (no `items` list)", kind="bad_response"
+            )
         if data.get("incomplete_results"):
             logger.info("github: code search timed out server-side; results are partial")
         items = [
@@ -161,7 +163,7 @@ class GitHubCodeSource:
             logger.warning("github: %s", reason)
             self.client.block(seconds, reason)
             if status in (403, 429):
-                raise SourceError(f"github {reason}")
+                raise SourceError(f"github {reason}", kind="rate_limited")
             return
         if status == 401:
             reason = "GITHUB_TOKEN rejected (HTTP 401)"
@@ -175,12 +177,12 @@ class GitHubCodeSource:
                 return  # short enough: the shared client waits and retries
             reason = f"GitHub secondary rate limit; retry after {retry_after:.0f}s"
             self.client.block(retry_after, reason)
-            raise SourceError(f"github {reason}")
+            raise SourceError(f"github {reason}", kind="rate_limited")
         await response.aread()
         if "rate limit" in response.text.lower():
             reason = f"GitHub secondary rate limit; waiting {SECONDARY_LIMIT_SECONDS:.0f}s"
             self.client.block(SECONDARY_LIMIT_SECONDS, reason)
-            raise SourceError(f"github {reason}")
+            raise SourceError(f"github {reason}", kind="rate_limited")
 
     def _until_reset(self, response: httpx.Response) -> float:
         reset = response.headers.get("x-ratelimit-reset", "")

@@ -88,7 +88,9 @@ def _int(value: Any, default: int = 0) -> int:
 
 def _items(data: Any) -> list[dict[str, Any]]:
     if not isinstance(data, dict) or not isinstance(data.get("items", []), list):
-        raise SourceError("stackoverflow returned an unexpected response (no `items` list)")
+        raise SourceError(
+            "stackoverflow returned an unexpected response (no `items` list)", kind="bad_response"
+        )
     return [item for item in data.get("items", []) if isinstance(item, dict)]
 
 
@@ -288,7 +290,9 @@ class StackOverflowSource:
             reason = f"throttled by the Stack Exchange API ({error_name}) for {seconds:g}s"
             logger.warning("stackoverflow: %s", reason)
             self.client.block(seconds, reason)
-            raise SourceError(self.client.redact(f"stackoverflow {reason}: {message}"))
+            raise SourceError(
+                self.client.redact(f"stackoverflow {reason}: {message}"), kind="throttled"
+            )
         self.client.record_failure(f"{error_name} ({error_id})")
         raise SourceError(
             self.client.redact(

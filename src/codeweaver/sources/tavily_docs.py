@@ -20,7 +20,13 @@ import httpx
 
 from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.config import Settings
-from codeweaver.sources.base import Source, SourceError, SourceStatus, register_source
+from codeweaver.sources.base import (
+    FailureKind,
+    Source,
+    SourceError,
+    SourceStatus,
+    register_source,
+)
 from codeweaver.sources.docs_domains import (
     DocsDomains,
     DocsDomainsError,
@@ -56,6 +62,13 @@ _STATUS_MESSAGES: dict[int, tuple[str, bool]] = {
         "Tavily pay-as-you-go limit exceeded (HTTP 433): raise it in the Tavily dashboard",
         True,
     ),
+}
+_STATUS_KINDS: dict[int, FailureKind] = {
+    400: "http",
+    401: "auth",
+    429: "rate_limited",
+    432: "rate_limited",
+    433: "rate_limited",
 }
 
 
@@ -207,19 +220,22 @@ class TavilyDocsSource:
         """A readable error for a Tavily status; keys and plan limits stop further calls."""
         status = http_status_of(error)
         known = _STATUS_MESSAGES.get(status) if status is not None else None
-        if known is None:
+        if known is None or status is None:
             return error
         headline, stop = known
         if stop:
             # Another call cannot succeed before the user acts: skip without I/O until then.
             self._http.block(self._http.policy.cooldown, headline)
         # The client's text is already redacted; it carries Tavily's own `detail.error`.
-        return SourceError(f"{headline} — {error}")
+        return SourceError(f"{headline} — {error}", kind=_STATUS_KINDS[status])
 
     def _results(self, data: object, limit: int) -> list[SearchResult]:
         results = data.get("results") if isinstance(data, dict) else None
         if not isinstance(results, list):
-            raise SourceError(f"{SOURCE_NAME}: unexpected response from Tavily (no results list)")
+            raise SourceError(
+                f"{SOURCE_NAME}: unexpected response from Tavily (no results list)",
+                kind="bad_response",
+            )
         mapped = [r for r in (to_search_result(item) for item in results) if r is not None]
         if len(mapped) < len(results):
             logger.debug(
