@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
+from contextlib import ExitStack
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +16,8 @@ from codeweaver.cli.eval_cmds import FileOpt, JsonOpt, LimitOpt, ModelOpt, eval_
 from codeweaver.cli.progress import progress
 
 SYSTEMS = ("pipeline", "bare")
+# A loopback run never runs out of quota: the quota is not what it measures.
+LOOPBACK_QUOTA = 100_000
 ROWS = [
     ("answers", "answers", "{}"),
     ("identifier recall (mean)", "identifier_recall", "{:.3f}"),
@@ -32,6 +36,20 @@ ROWS = [
     ("searched with an English form", "searched_in_english", "{}"),
     ("errors", "errors", "{}"),
 ]
+# Shown when the questions' origin posts were served (`--stackexchange-loopback`).
+ORIGIN_ROWS = [
+    ("origin post returned by the API", "origin_served", "{}"),
+    ("origin post among the sources", "origin_found", "{}"),
+    ("answers citing the origin post", "cites_origin", "{}"),
+    ("  share citing the origin post", "cites_origin_rate", "{:.1%}"),
+    ("longest query sent (chars)", "max_query_chars", "{}"),
+]
+
+
+class Ask(StrEnum):
+    POST = "post"
+    TITLE = "title"
+    KOREAN = "korean"
 
 
 def _cell(value: Any, fmt: str) -> str:
@@ -47,11 +65,12 @@ def _print_summary(title: str, summary: dict[str, Any]) -> None:
     table = Table("", *SYSTEMS, "pipeline / bare")
     systems = summary["systems"]
     ratios = systems["pipeline"].get("ratio_to_bare", {})
-    for label, key, fmt in ROWS:
+    served = any(systems[n].get(k) is not None for n in SYSTEMS for _, k, _ in ORIGIN_ROWS)
+    for label, key, fmt in ROWS + (ORIGIN_ROWS if served else []):
         ratio = ratios.get(key)
         table.add_row(
             label,
-            *(_cell(systems[name][key], fmt) for name in SYSTEMS),
+            *(_cell(systems[name].get(key), fmt) for name in SYSTEMS),
             f"{ratio:.2f}x" if ratio else "",
         )
     if any(systems[name].get("verdicts") for name in SYSTEMS):
@@ -82,6 +101,30 @@ def eval_answers(
         str | None, typer.Option("--judge", help="provider:model that grades each answer.")
     ] = None,
     model: ModelOpt = None,
+    ask: Annotated[
+        Ask,
+        typer.Option(
+            "--ask",
+            help="How a StackEval row is asked: the pasted post, its title line, or the "
+            "`question` of a Korean file whose rows keep StackEval's questionId.",
+        ),
+    ] = Ask.POST,
+    loopback: Annotated[
+        bool,
+        typer.Option(
+            "--stackexchange-loopback",
+            help="Serve the StackEval posts as a local Stack Exchange API: Stack Overflow "
+            "searches it, web/GitHub/Tavily stay off, and each answer is checked for "
+            "citing the post its question came from.",
+        ),
+    ] = False,
+    corpus_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--loopback-corpus",
+            help="StackEval JSONL the loopback serves (default: --file; needed for --ask korean).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """The pipeline (cache off) against the same model answering alone, question by question.
@@ -92,7 +135,9 @@ def eval_answers(
     from codeweaver.evaluation.answer_systems import (
         bare_system,
         describe,
+        loopback_settings,
         model_judge,
+        observed,
         pipeline_system,
     )
     from codeweaver.evaluation.answers_eval import (
@@ -101,15 +146,27 @@ def eval_answers(
         read_done,
         select_cases,
         summarise,
+        with_origins,
     )
     from codeweaver.evaluation.datasets import DatasetError
+    from codeweaver.evaluation.stackexchange_corpus import Corpus, CorpusError
+    from codeweaver.evaluation.stackexchange_loopback import StackExchangeLoopback, serve_loopback
     from codeweaver.llm.registry import create_chat_model
     from codeweaver.llm.usage import UsageMeter
 
+    server: StackExchangeLoopback | None = None
     try:
-        cases = select_cases(load_answer_cases(file), limit=limit, sample=sample, seed=seed)
+        cases = load_answer_cases(file, ask.value)
+        cases = select_cases(cases, limit=limit, sample=sample, seed=seed)
+        if loopback:
+            if corpus_file is None and ask is Ask.KOREAN:
+                raise ValueError("--ask korean needs --loopback-corpus (the StackEval file)")
+            corpus = Corpus.load(corpus_file or file)
+            origins = {hex_id: post.question_id for hex_id, post in corpus.by_hex.items()}
+            cases = with_origins(cases, origins)
+            server = StackExchangeLoopback(corpus, quota_max=LOOPBACK_QUOTA)
         done = read_done(out) if out else {}
-    except DatasetError as exc:
+    except (DatasetError, CorpusError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     settings = Settings(model=model) if model else Settings()
@@ -121,9 +178,11 @@ def eval_answers(
     if kept:
         typer.echo(f"keeping {kept} answered questions from {out}", err=True)
 
-    async def run(progress: Any) -> list[dict[str, Any]]:
+    async def run(progress: Any, run_settings: Settings) -> list[dict[str, Any]]:
         with tempfile.TemporaryDirectory(prefix="codeweaver-eval-") as root:
-            async with pipeline_system(llm, settings, Path(root)) as pipeline:
+            async with pipeline_system(llm, run_settings, Path(root)) as pipeline:
+                if server is not None:
+                    pipeline = observed(pipeline, server)
                 systems = {"pipeline": pipeline, "bare": bare_system(llm)}
                 # Load the model before the clock runs: its load time is neither's.
                 await systems["bare"]("Reply with OK.")
@@ -143,12 +202,19 @@ def eval_answers(
                     if sink:
                         sink.close()
 
-    with progress(len(cases), quiet=as_json, label="answers", every=1) as report:
-        rows = asyncio.run(run(report))
+    with ExitStack() as stack:
+        run_settings = settings
+        if server is not None:
+            base_url = stack.enter_context(serve_loopback(server))
+            run_settings = loopback_settings(settings, base_url)
+        report = stack.enter_context(progress(len(cases), quiet=as_json, label="answers", every=1))
+        rows = asyncio.run(run(report, run_settings))
     summary = summarise(rows, SYSTEMS)
-    summary["run"] = describe(
-        settings, {"file": str(file), "sample": sample, "seed": seed, "judge": judge}
-    )
+    extra = {"file": str(file), "sample": sample, "seed": seed, "judge": judge, "ask": ask.value}
+    if server is not None:
+        extra["stackexchange"] = "loopback"
+        extra["sources"] = run_settings.enabled_sources
+    summary["run"] = describe(settings, extra)
     if as_json:
         typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
     else:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
@@ -17,13 +18,25 @@ from pydantic import BaseModel, Field
 from codeweaver.agent import prompts
 from codeweaver.agent.citations import CITATION
 from codeweaver.agent.runner import RunResult
+from codeweaver.agent.state import SearchResult
 from codeweaver.config import Settings
 from codeweaver.evaluation.answers_eval import Answer, Answered, Judge
 from codeweaver.factory import build_deps, open_assistant, prepare_sources
 from codeweaver.llm.structured import ainvoke_structured, message_text
+from codeweaver.sources.base import source_names
+
+if TYPE_CHECKING:
+    from codeweaver.evaluation.stackexchange_loopback import StackExchangeLoopback
 
 # How the grounding check marks an answer it could not make agree with its sources.
 WARNING_MARK = "**Warning:**"
+# Sources that reach other services than Stack Overflow: off in a loopback run, so it
+# stays offline and deterministic.
+NETWORK_SOURCES = frozenset({"web", "github", "tavily_docs"})
+
+
+def _ref(source: SearchResult) -> str:
+    return " ".join(part for part in (source.get("reference"), source.get("url")) if part)
 
 
 def pipeline_answered(result: RunResult) -> Answered:
@@ -46,7 +59,39 @@ def pipeline_answered(result: RunResult) -> Answered:
         sources=len(result.sources),
         sources_cited=len({n for n in cited if 1 <= n <= len(result.sources)}),
         search_queries=tuple(dict.fromkeys(q for q in queries if q)),
+        source_refs=tuple(_ref(s) for s in result.sources),
+        cited_refs=tuple(
+            _ref(result.sources[n - 1]) for n in sorted(cited) if 1 <= n <= len(result.sources)
+        ),
     )
+
+
+def loopback_settings(settings: Settings, base_url: str) -> Settings:
+    """`settings` with Stack Overflow served by the loopback at `base_url`, and every
+    source that would reach another service off; the HTTP cache is off so each request
+    reaches (and is logged by) the loopback."""
+    names = [n for n in source_names() if n not in NETWORK_SOURCES and settings.source_enabled(n)]
+    enabled = ",".join(dict.fromkeys([*names, "stackoverflow"]))
+    return settings.model_copy(
+        update={"stackexchange_url": base_url, "enabled_sources": enabled, "http_cache": False}
+    )
+
+
+def observed(answer: Answer, loopback: StackExchangeLoopback) -> Answer:
+    """`answer` with what the loopback saw while it ran: posts returned, longest query.
+
+    Questions are answered one at a time, so the requests logged meanwhile are its own.
+    """
+
+    async def answer_observed(question: str) -> Answered:
+        start = len(loopback.requests)
+        got = await answer(question)
+        seen = loopback.requests_since(start)
+        served = dict.fromkeys(f"stackoverflow:q{i}" for r in seen for i in r.question_ids)
+        longest = max((r.query_chars for r in seen), default=0)
+        return replace(got, served_refs=tuple(served), max_query_chars=longest)
+
+    return answer_observed
 
 
 @asynccontextmanager

@@ -13,22 +13,26 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import statistics
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from codeweaver.agent.language import IN_LANGUAGE, detect_language, is_english, language_share
-from codeweaver.evaluation.datasets import DatasetError, read_jsonl
+from codeweaver.evaluation.datasets import DatasetError, read_jsonl, split_post
 from codeweaver.evaluation.identifiers import found_in, identifiers
 from codeweaver.llm.usage import UsageMeter
 
 logger = logging.getLogger(__name__)
 
 VERDICTS = ("acceptable", "partial", "unacceptable")
+# How a StackEval question is asked: the pasted post, its title line, or (`korean`) the
+# `question` of a translated file whose rows keep StackEval's `questionId`.
+ASK_MODES = ("post", "title", "korean")
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ class AnswerCase:
     question: str
     reference: str
     reference_is_code: bool = False
+    # The Stack Overflow question id of the post the question came from, when served.
+    origin: int | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,13 @@ class Answered:
     sources_cited: int = 0
     # The English form the search used, for questions in another language.
     search_queries: tuple[str, ...] = ()
+    # `reference url` of each source, in citation order; None: the system has no sources.
+    source_refs: tuple[str, ...] | None = None
+    cited_refs: tuple[str, ...] = ()
+    # What the Stack Exchange loopback saw while answering: the posts it returned
+    # (`stackoverflow:q<id>`) and the longest `q`/`title` sent.
+    served_refs: tuple[str, ...] = ()
+    max_query_chars: int | None = None
 
 
 Answer = Callable[[str], Awaitable[Answered]]
@@ -80,6 +93,11 @@ class SystemRun:
     language_share: float | None = None
     in_question_language: bool = True
     searched_in_english: bool | None = None
+    # The question's origin post: returned by the API, among the sources, cited.
+    origin_served: bool | None = None
+    origin_found: bool | None = None
+    cites_origin: bool | None = None
+    max_query_chars: int | None = None
     verdict: str | None = None
     error: str | None = None
 
@@ -87,8 +105,13 @@ class SystemRun:
 # --------------------------------------------------------------------------- data
 
 
-def load_answer_cases(path: Path) -> list[AnswerCase]:
-    """StackEval JSONL (`question`, `answer`) or CoNaLa JSON (`intent`, `snippet`)."""
+def load_answer_cases(path: Path, ask: str = "post") -> list[AnswerCase]:
+    """StackEval JSONL (`question`, `answer`) or CoNaLa JSON (`intent`, `snippet`).
+
+    `ask="title"` keeps only a StackEval question's title line.
+    """
+    if ask not in ASK_MODES:
+        raise ValueError(f"ask must be one of {', '.join(ASK_MODES)}")
     if not path.is_file():
         raise DatasetError(path, "no such file")
     if path.suffix == ".json":
@@ -112,12 +135,35 @@ def load_answer_cases(path: Path) -> list[AnswerCase]:
         question, answer = row.get("question"), row.get("answer")
         if not isinstance(question, str) or not isinstance(answer, str) or not question.strip():
             raise DatasetError(path, "needs `question` and `answer` text", line)
-        cases.append(
-            AnswerCase(
-                str(row.get("questionId") or row.get("id") or line), question.strip(), answer
-            )
-        )
+        asked = split_post(question)[0] if ask == "title" else question.strip()
+        cases.append(AnswerCase(str(row.get("questionId") or row.get("id") or line), asked, answer))
     return cases
+
+
+_POST_REF = r"(?:stackoverflow:q|stackoverflow\.com/questions/|stackoverflow\.com/q/){}(?!\d)"
+
+
+def is_post(ref: str, question_id: int) -> bool:
+    """Whether a source's `reference url` names Stack Overflow question `question_id`."""
+    return re.search(_POST_REF.format(question_id), ref) is not None
+
+
+def origin_checks(got: Answered, origin: int) -> tuple[bool, bool, bool]:
+    """(returned by the API, among the answer's sources, cited by the answer)."""
+    return (
+        any(is_post(ref, origin) for ref in got.served_refs),
+        any(is_post(ref, origin) for ref in got.source_refs or ()),
+        any(is_post(ref, origin) for ref in got.cited_refs),
+    )
+
+
+def with_origins(cases: Sequence[AnswerCase], origins: Mapping[str, int]) -> list[AnswerCase]:
+    """`cases` with the id of the post each came from, looked up by case id (`questionId`)."""
+    missing = [case.id for case in cases if case.id not in origins]
+    if missing:
+        shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
+        raise ValueError(f"{len(missing)} questions are not in the served corpus: {shown}")
+    return [replace(case, origin=origins[case.id]) for case in cases]
 
 
 def select_cases(
@@ -185,6 +231,9 @@ async def _run_one(
     run.in_question_language = share is None or share >= IN_LANGUAGE
     if language != "en" and got.search_queries:
         run.searched_in_english = any(is_english(q) for q in got.search_queries)
+    run.max_query_chars = got.max_query_chars
+    if case.origin is not None and got.source_refs is not None:
+        run.origin_served, run.origin_found, run.cites_origin = origin_checks(got, case.origin)
     if names:
         hits = found_in(names, got.answer)
         run.recall = round(len(hits) / len(names), 4)
@@ -222,13 +271,15 @@ async def evaluate_answers(
         if judge is not None:
             for name in sorted(runs):  # the judge sees one answer at a time, unlabelled
                 runs[name].verdict = await _judged(judge, case, runs[name].answer)
-        row = {
+        row: dict[str, Any] = {
             "id": case.id,
             "question": case.question,
             "reference_identifiers": sorted(names),
             "first": turn[0],
             "systems": {name: asdict(runs[name]) for name in order},
         }
+        if case.origin is not None:
+            row["origin"] = case.origin
         rows.append(row)
         if on_row:
             on_row(row)
@@ -252,6 +303,26 @@ async def _judged(judge: Judge, case: AnswerCase, answer: str) -> str | None:
 
 def _mean(values: Sequence[float]) -> float | None:
     return round(statistics.fmean(values), 4) if values else None
+
+
+def _origin_summary(rows: Sequence[dict[str, Any]], name: str) -> dict[str, Any]:
+    """Counts and rates of the origin checks; None for a system that retrieves nothing.
+
+    Every question with an origin counts, so an answer that failed counts as a miss.
+    """
+    runs = [
+        r["systems"][name]
+        for r in rows
+        if r.get("origin") is not None and name in r.get("systems", {})
+    ]
+    queries = [r["max_query_chars"] for r in runs if r.get("max_query_chars") is not None]
+    summary: dict[str, Any] = {"max_query_chars": max(queries, default=None)}
+    checked = any(r.get("cites_origin") is not None for r in runs)
+    for key in ("origin_served", "origin_found", "cites_origin"):
+        count = sum(1 for r in runs if r.get(key)) if checked else None
+        summary[key] = count
+        summary[key + "_rate"] = round(count / len(runs), 4) if count is not None else None
+    return summary
 
 
 def summarise(rows: Sequence[dict[str, Any]], systems: Sequence[str]) -> dict[str, Any]:
@@ -283,6 +354,7 @@ def summarise(rows: Sequence[dict[str, Any]], systems: Sequence[str]) -> dict[st
             "in_question_language": sum(1 for r in runs if r.get("in_question_language", True)),
             "searched_in_english": sum(1 for r in runs if r.get("searched_in_english")),
             "verdicts": {v: verdicts.get(v, 0) for v in VERDICTS} if verdicts else None,
+            **_origin_summary(rows, name),
         }
     if len(systems) >= 2:
         base = summary["systems"][systems[-1]]

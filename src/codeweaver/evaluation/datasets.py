@@ -70,6 +70,12 @@ def intent_for_stackeval_type(source_type: str) -> str | None:
     return STACKEVAL_TYPE_TO_INTENT.get(source_type.strip().casefold())
 
 
+def split_post(question: str) -> tuple[str, str]:
+    """A StackEval `question` as (title, body): its first non-blank line is the title."""
+    title, _, body = question.strip().partition("\n")
+    return title.strip(), body.strip()
+
+
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line; raise `DatasetError` on bad input."""
     p = Path(path)

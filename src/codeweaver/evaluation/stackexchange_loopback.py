@@ -1,0 +1,310 @@
+"""A loopback Stack Exchange API 2.3 over StackEval posts, for offline evaluation.
+
+Serves `/search/advanced`, `/similar`, `/questions/{ids}` and `/questions/{ids}/answers`
+with the documented response shapes: the common wrapper (`items`, `has_more`,
+`quota_max`, `quota_remaining`), the error wrapper with HTTP 400, `filter=withbody`
+adding `body`. Every request is logged in memory (path, parameters, question ids
+returned) so an evaluation can see what the pipeline asked and what it was shown.
+
+    with serve_loopback(StackExchangeLoopback(Corpus.load(path))) as base_url:
+        ...  # point `stackexchange_url` at base_url
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from codeweaver.evaluation.stackexchange_corpus import Corpus, Post, Query, escape_title
+
+API_PREFIX = "/2.3"
+SITES = frozenset({"stackoverflow", "stackoverflow.com"})
+DEFAULT_QUOTA = 300  # the daily quota of a request without an app key
+MAX_PAGESIZE = 100
+MAX_IDS = 100
+CONTENT_LICENSE = "CC BY-SA 4.0"
+BODY_FILTERS = frozenset({"withbody"})
+PLAIN_FILTERS = frozenset({"default"})
+LIST_SORTS = ("activity", "creation", "votes")
+SEARCH_SORTS = (*LIST_SORTS, "relevance")
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """One request the loopback answered."""
+
+    path: str
+    params: dict[str, str]
+    status: int
+    question_ids: tuple[int, ...] = ()
+
+    @property
+    def query_chars(self) -> int:
+        """Length of the longest free-text parameter sent (`q`, `title`)."""
+        return max(len(self.params.get("q", "")), len(self.params.get("title", "")))
+
+
+class ApiError(Exception):
+    """An error the API reports in its error wrapper."""
+
+    def __init__(self, error_id: int, name: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.error_id, self.name, self.message, self.status = error_id, name, message, status
+
+
+def _bad(parameter: str) -> ApiError:
+    return ApiError(400, "bad_parameter", parameter)
+
+
+def question_json(post: Post, with_body: bool) -> dict[str, Any]:
+    """A question in the shape `/search/advanced` returns it."""
+    item: dict[str, Any] = {
+        "tags": list(post.tags),
+        "owner": post.asker.to_json(),
+        "is_answered": True,
+        "view_count": post.view_count,
+        "accepted_answer_id": post.answer_id,
+        "answer_count": 1,
+        "score": post.question_score,
+        "last_activity_date": post.answered,
+        "creation_date": post.created,
+        "question_id": post.question_id,
+        "content_license": CONTENT_LICENSE,
+        "link": post.link,
+        "title": escape_title(post.title),
+    }
+    if with_body:
+        item["body"] = post.body_html
+    return item
+
+
+def answer_json(post: Post, with_body: bool) -> dict[str, Any]:
+    """The post's accepted answer in the shape `/questions/{ids}/answers` returns it."""
+    item: dict[str, Any] = {
+        "owner": post.answerer.to_json(),
+        "is_accepted": True,
+        "score": post.answer_score,
+        "last_activity_date": post.answered,
+        "creation_date": post.answered,
+        "answer_id": post.answer_id,
+        "question_id": post.question_id,
+        "content_license": CONTENT_LICENSE,
+    }
+    if with_body:
+        item["body"] = post.answer_html
+    return item
+
+
+def _int(params: dict[str, str], name: str, default: int, low: int, high: int) -> int:
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise _bad(name) from None
+    if not low <= value <= high:
+        raise _bad(name)
+    return value
+
+
+def _choice(params: dict[str, str], name: str, allowed: Sequence[str], default: str) -> str:
+    value = params.get(name) or default
+    if value not in allowed:
+        raise _bad(name)
+    return value
+
+
+def _tags(params: dict[str, str], name: str) -> list[str]:
+    return [t.strip().lower() for t in params.get(name, "").split(";") if t.strip()]
+
+
+def _with_body(params: dict[str, str]) -> bool:
+    name = params.get("filter") or "default"
+    if name in BODY_FILTERS or name.startswith("!"):
+        return True  # a custom filter is opaque here; the ones clients build include body
+    if name in PLAIN_FILTERS:
+        return False
+    raise _bad("filter")
+
+
+def _ids(raw: str) -> list[int]:
+    parts = [p for p in raw.split(";") if p]
+    if not parts or len(parts) > MAX_IDS or not all(p.isdigit() for p in parts):
+        raise _bad("ids")
+    return [int(p) for p in parts]
+
+
+class StackExchangeLoopback:
+    """The API's state: corpus, remaining quota, request log; `app` is the ASGI app."""
+
+    def __init__(self, corpus: Corpus, *, quota_max: int = DEFAULT_QUOTA) -> None:
+        self.corpus = corpus
+        self.quota_max = quota_max
+        self.quota_remaining = quota_max
+        self.requests: list[LoggedRequest] = []
+        self._lock = threading.Lock()
+        routes = [
+            Route(API_PREFIX + "/search/advanced", self._endpoint(self._search)),
+            Route(API_PREFIX + "/similar", self._endpoint(self._similar)),
+            Route(API_PREFIX + "/questions/{ids}", self._endpoint(self._questions)),
+            Route(API_PREFIX + "/questions/{ids}/answers", self._endpoint(self._answers)),
+        ]
+        self.app = Starlette(routes=routes, exception_handlers={404: self._no_method})
+
+    def requests_since(self, start: int) -> list[LoggedRequest]:
+        with self._lock:
+            return list(self.requests[start:])
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    def _endpoint(self, method: Any) -> Any:
+        async def handle(request: Request) -> Response:
+            params = dict(request.query_params)
+            path = request.url.path.removeprefix(API_PREFIX)
+            try:
+                self._check_site(params)
+                self._spend()
+                posts, has_more, items = method(params, request.path_params)
+            except ApiError as exc:
+                return self._error(path, params, exc)
+            with self._lock:
+                self.requests.append(
+                    LoggedRequest(path, params, 200, tuple(p.question_id for p in posts))
+                )
+                remaining = self.quota_remaining
+            wrapper = {
+                "items": items,
+                "has_more": has_more,
+                "quota_max": self.quota_max,
+                "quota_remaining": remaining,
+            }
+            return JSONResponse(wrapper)
+
+        return handle
+
+    def _check_site(self, params: dict[str, str]) -> None:
+        site = params.get("site")
+        if not site:
+            raise ApiError(400, "bad_parameter", "site is required")
+        if site.lower() not in SITES:
+            raise ApiError(400, "bad_parameter", f"No site found for name `{site}`")
+
+    def _spend(self) -> None:
+        with self._lock:
+            if self.quota_remaining <= 0:
+                now = datetime.now(UTC)
+                midnight = datetime(now.year, now.month, now.day, tzinfo=UTC) + timedelta(1)
+                seconds = int((midnight - now).total_seconds()) + 1
+                raise ApiError(
+                    502,
+                    "throttle_violation",
+                    f"too many requests from this IP, more requests available in {seconds} seconds",
+                )
+            self.quota_remaining -= 1
+
+    def _error(self, path: str, params: dict[str, str], exc: ApiError) -> Response:
+        with self._lock:
+            self.requests.append(LoggedRequest(path, params, exc.status))
+        body = {"error_id": exc.error_id, "error_message": exc.message, "error_name": exc.name}
+        return JSONResponse(body, status_code=exc.status)
+
+    async def _no_method(self, request: Request, exc: Exception) -> Response:
+        path = request.url.path.removeprefix(API_PREFIX)
+        error = ApiError(404, "no_method", "no method found with this name", status=404)
+        return self._error(path, dict(request.query_params), error)
+
+    # -- methods -------------------------------------------------------------------------
+
+    def _page(
+        self, params: dict[str, str], posts: list[Post], item: Any
+    ) -> tuple[list[Post], bool, list[dict[str, Any]]]:
+        page = _int(params, "page", 1, 1, 10**6)
+        size = _int(params, "pagesize", 30, 0, MAX_PAGESIZE)
+        with_body = _with_body(params)
+        start = (page - 1) * size
+        shown = posts[start : start + size]
+        return shown, start + size < len(posts), [item(p, with_body) for p in shown]
+
+    @staticmethod
+    def _sorted(params: dict[str, str], posts: list[Post], sorts: Sequence[str]) -> list[Post]:
+        """`posts` (best first, for relevance) in the requested sort; activity by default."""
+        sort = _choice(params, "sort", sorts, "activity")
+        order = _choice(params, "order", ("desc", "asc"), "desc")
+        if sort != "relevance":
+            field = {"activity": "answered", "creation": "created", "votes": "question_score"}
+            posts = sorted(
+                posts, key=lambda p: (getattr(p, field[sort]), p.question_id), reverse=True
+            )
+        return posts[::-1] if order == "asc" else posts
+
+    def _search(self, params: dict[str, str], _: dict[str, Any]) -> Any:
+        if _int(params, "answers", 0, 0, 10**6) > 1 or params.get("accepted") == "False":
+            found: list[Post] = []  # every post has exactly one answer, accepted
+        else:
+            found = self.corpus.search(
+                Query.parse(params.get("q", "")),
+                tagged=_tags(params, "tagged"),
+                title=params.get("title", ""),
+            )
+            hidden = set(_tags(params, "nottagged"))
+            found = [p for p in found if not hidden & set(p.tags)]
+        return self._page(params, self._sorted(params, found, SEARCH_SORTS), question_json)
+
+    def _similar(self, params: dict[str, str], _: dict[str, Any]) -> Any:
+        title = params.get("title", "")
+        if not title.strip():
+            raise _bad("title")
+        found = self.corpus.similar(title, tagged=_tags(params, "tagged"))
+        return self._page(params, self._sorted(params, found, SEARCH_SORTS), question_json)
+
+    def _questions(self, params: dict[str, str], path: dict[str, Any]) -> Any:
+        found = [self.corpus.by_id[i] for i in _ids(path["ids"]) if i in self.corpus.by_id]
+        found = self._sorted(params, list(dict.fromkeys(found)), LIST_SORTS)
+        return self._page(params, found, question_json)
+
+    def _answers(self, params: dict[str, str], path: dict[str, Any]) -> Any:
+        found = [self.corpus.by_id[i] for i in _ids(path["ids"]) if i in self.corpus.by_id]
+        found = self._sorted(params, list(dict.fromkeys(found)), LIST_SORTS)
+        return self._page(params, found, answer_json)
+
+
+@contextmanager
+def serve_loopback(
+    loopback: StackExchangeLoopback, *, host: str = "127.0.0.1", port: int = 0
+) -> Iterator[str]:
+    """Run `loopback` with uvicorn in a background thread; yields the API's base URL."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))  # port 0: the system picks a free one
+    bound = sock.getsockname()[1]
+    config = uvicorn.Config(loopback.app, log_level="warning", access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name="stackexchange-loopback", daemon=True
+    )
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            sock.close()
+            raise RuntimeError("the Stack Exchange loopback server did not start")
+        time.sleep(0.01)
+    try:
+        yield f"http://{host}:{bound}{API_PREFIX}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
