@@ -54,6 +54,25 @@ async def test_policy_skips_local_code_for_learning_questions(tmp_path: Path) ->
     assert skipped == ["skipped: not used for learning questions"]
 
 
+async def test_github_issues_are_searched_for_debugging_questions_only(tmp_path: Path) -> None:
+    issues = FakeSource("github_issues")
+    deps, _ = make_deps(tmp_path, SCRIPT, [issues, FakeSource("installed_docs")])
+    result = await Assistant(deps).ask("Why does my loop raise IndexError?")
+    assert "search_github_issues" in searched_nodes(result.steps)
+    assert issues.queries
+
+    issues = FakeSource("github_issues")
+    deps, _ = make_deps(
+        tmp_path / "learning",
+        {**SCRIPT, "classify_intent": '{"intent": "learning"}'},
+        [issues, FakeSource("installed_docs")],
+    )
+    result = await Assistant(deps).ask("What is a context manager?")
+    assert issues.queries == []
+    skipped = [s["message"] for s in result.steps if s["node"] == "search_github_issues"]
+    assert skipped == ["skipped: not used for learning questions"]
+
+
 async def test_debugging_asks_stackoverflow_for_more_results(tmp_path: Path) -> None:
     so = FakeSource("stackoverflow", [doc(i) for i in range(1, 20)])
     deps, _ = make_deps(tmp_path, SCRIPT, [so])

@@ -12,6 +12,7 @@ END, START = "__end__", "__start__"
 SOURCES = [
     "search_stackoverflow",
     "search_github",
+    "search_github_issues",
     "search_official_docs",
     "search_knowledge_base",
     "search_local_code",

@@ -19,6 +19,7 @@ from codeweaver.sources.base import Source
 SEARCH_NODES: dict[str, tuple[str, ...]] = {
     "search_stackoverflow": ("stackoverflow",),
     "search_github": ("github",),
+    "search_github_issues": ("github_issues",),
     "search_official_docs": ("tavily_docs", "installed_docs"),
     "search_web": ("web",),
     "search_knowledge_base": ("knowledge_base",),
@@ -35,6 +36,8 @@ MIN_DOCUMENTS = 3
 RESULT_POLICY: dict[str, dict[str, float]] = {
     "search_stackoverflow": {"debugging": 2.0, "learning": 1.0, "code_review": 1.0},
     "search_github": {"debugging": 1.0, "learning": 1.0, "code_review": 1.5},
+    # Known bugs answer errors and broken upgrades; they rarely explain or review code.
+    "search_github_issues": {"debugging": 1.0, "learning": 0.0, "code_review": 0.0},
     "search_official_docs": {"debugging": 1.0, "learning": 1.0, "code_review": 1.0},
     "search_knowledge_base": {"debugging": 1.0, "learning": 1.0, "code_review": 1.0},
     "search_local_code": {"debugging": 1.0, "learning": 0.0, "code_review": 1.5},

@@ -24,6 +24,7 @@ from codeweaver.evaluation.answers_eval import Answer, Answered, Judge
 from codeweaver.factory import build_deps, open_assistant, prepare_sources
 from codeweaver.llm.structured import ainvoke_structured, message_text
 from codeweaver.sources.base import source_names
+from codeweaver.sources.probe import ONLINE_SOURCES
 
 if TYPE_CHECKING:
     from codeweaver.evaluation.stackexchange_loopback import StackExchangeLoopback
@@ -32,7 +33,8 @@ if TYPE_CHECKING:
 WARNING_MARK = "**Warning:**"
 # Sources that reach other services than Stack Overflow: off in a loopback run, so it
 # stays offline and deterministic.
-NETWORK_SOURCES = frozenset({"web", "github", "tavily_docs"})
+# Every source that calls a service; a loopback run replaces Stack Overflow's with its own.
+NETWORK_SOURCES = frozenset(ONLINE_SOURCES)
 
 
 def _ref(source: SearchResult) -> str:

@@ -117,6 +117,7 @@ BUILTIN_SOURCE_MODULES = (
     "installed_docs",
     "stackoverflow",
     "github",
+    "github_issues",
     "tavily_docs",
     "web",
     "knowledge_base",

@@ -45,6 +45,8 @@ ONLINE_SOURCES: dict[str, OnlineSource] = {
     "stackoverflow": OnlineSource("python list comprehension"),
     # Code search needs an identifier: a prose-only query builds no search at all.
     "github": OnlineSource("json.loads in Python", key="github_token"),
+    # Issue search needs an error line or an identifier too; it runs without a token.
+    "github_issues": OnlineSource("AttributeError: 'DataFrame' object has no attribute 'append'"),
     "tavily_docs": OnlineSource("python json.loads", key="tavily_api_key"),
     "web": OnlineSource("python list comprehension"),
 }

@@ -397,7 +397,9 @@ async def test_probe_sources_skips_keyless_disabled_and_offline(clean_env: Path)
         first = await probe_sources(settings)
         second = await probe_sources(settings)
     by_name = {r.source: r for r in first}
-    assert list(by_name) == ["github", "stackoverflow", "tavily_docs", "web"]  # no offline ones
+    # No offline ones; github_issues needs no key but is not enabled here.
+    assert list(by_name) == ["github", "github_issues", "stackoverflow", "tavily_docs", "web"]
+    assert by_name["github_issues"].result == "disabled"
     assert by_name["stackoverflow"].ok and by_name["stackoverflow"].results == 3
     assert by_name["github"].result == "not configured"
     assert by_name["github"].reason == "GITHUB_TOKEN not set"
@@ -405,7 +407,7 @@ async def test_probe_sources_skips_keyless_disabled_and_offline(clean_env: Path)
     assert by_name["tavily_docs"].reason == "TAVILY_API_KEY not set"
     assert by_name["web"].result == "disabled"
     assert not any(r.failed for r in first)
-    assert second[1].ok
+    assert next(r for r in second if r.source == "stackoverflow").ok
     # The HTTP cache is bypassed: the second check asked the server again.
     assert api.paths().count("/search/advanced") == 2
 

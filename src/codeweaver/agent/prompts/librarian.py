@@ -27,6 +27,9 @@ LIBRARIAN_TOOL_HELP: dict[str, str] = {
     "think": "write down your reasoning or plan; input: the reasoning.",
     "search_stackoverflow": "Stack Overflow questions and answers; input: a search query.",
     "search_github": "code on GitHub; input: a search query.",
+    "search_github_issues": (
+        "known bugs and their fixes in GitHub issues; input: an error message or API name."
+    ),
     "search_official_docs": "official documentation; input: a search query.",
     "search_web": "the web; input: a search query.",
     "search_knowledge_base": "the team's own documents; input: a search query.",
