@@ -7,13 +7,7 @@ question naming no code is not searched. Fragments come from the text-match medi
 GitHub's `score` is not a relevance: every result is scored on the question's terms instead
 (`scoring.term_score`). Code-search items carry no licence, so none is claimed.
 
-Rate limits (https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api):
-- any response with `x-ratelimit-remaining: 0` blocks the source until `x-ratelimit-reset`;
-  a 403/429 carrying it fails at once (retrying before the reset cannot succeed);
-- a 403/429 `retry-after` the shared client will wait for is retried there; a longer one
-  blocks the source for that long; a secondary-limit 403 without either header blocks it
-  for `SECONDARY_LIMIT_SECONDS` (GitHub: "wait at least one minute");
-- 401 (bad credentials) blocks the source for the policy's cooldown: it will not heal.
+Rate limits are applied by the hook the GitHub sources share (`gh_limits`).
 """
 
 from __future__ import annotations
@@ -30,12 +24,8 @@ import httpx
 from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.sources.base import SourceError, SourceStatus, register_source
 from codeweaver.sources.gh_format import build_query, fragments, path_language
-from codeweaver.sources.http import (
-    HttpPolicy,
-    SourceHttpClient,
-    SourceUnavailable,
-    retry_after_seconds,
-)
+from codeweaver.sources.gh_limits import SECONDARY_LIMIT_SECONDS, github_client
+from codeweaver.sources.http import HttpPolicy, SourceUnavailable
 from codeweaver.sources.scoring import term_score
 
 if TYPE_CHECKING:
@@ -46,7 +36,7 @@ logger = logging.getLogger(__name__)
 API_BASE = "https://api.github.com"
 NO_TOKEN = "GITHUB_TOKEN not set"
 MAX_PAGE = 100
-SECONDARY_LIMIT_SECONDS = 60.0
+__all__ = ["SECONDARY_LIMIT_SECONDS", "GitHubCodeSource", "make_github_source"]
 
 
 class GitHubCodeSource:
@@ -66,25 +56,16 @@ class GitHubCodeSource:
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self._token = token or None
-        self._wall_clock = wall_clock
-        self._quota: tuple[str, str] | None = None  # (remaining, limit) of the last answer
-        headers = {
-            "Accept": "application/vnd.github.text-match+json",
-            "X-GitHub-Api-Version": "2022-11-28",
-            "User-Agent": "codeweaver",
-        }
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
-        self.client = SourceHttpClient(
+        self.client, self._limits = github_client(
             self.name,
-            base_url=base_url.rstrip("/"),
-            headers=headers,
-            secrets=[self._token],
+            token=self._token,
+            base_url=base_url,
+            accept="application/vnd.github.text-match+json",
             policy=policy,
             transport=transport,
             sleep=sleep,
             clock=clock,
-            response_hook=self._inspect,
+            wall_clock=wall_clock,
         )
 
     @classmethod
@@ -105,10 +86,7 @@ class GitHubCodeSource:
         await self.client.aclose()
 
     def quota_left(self) -> str | None:
-        if self._quota is None:
-            return None
-        remaining, limit = self._quota
-        return f"{remaining} of {limit} searches this minute"
+        return self._limits.quota_left("searches this minute")
 
     async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
         if not self._token:
@@ -149,46 +127,6 @@ class GitHubCodeSource:
             reference=f"github:{repo}/{path}@{item.get('sha', '')}",
             attribution=f"code from {repo}; reuse under that repository's licence",
         )
-
-    async def _inspect(self, response: httpx.Response) -> None:
-        """Apply GitHub's rate-limit headers; fail fast when waiting cannot help."""
-        status = response.status_code
-        remaining = response.headers.get("x-ratelimit-remaining")
-        limit = response.headers.get("x-ratelimit-limit")
-        if remaining is not None and limit is not None:
-            self._quota = (remaining, limit)
-        if remaining == "0":
-            seconds = self._until_reset(response)
-            reason = f"GitHub rate limit used up; resets in {seconds:.0f}s"
-            logger.warning("github: %s", reason)
-            self.client.block(seconds, reason)
-            if status in (403, 429):
-                raise SourceError(f"github {reason}", kind="rate_limited")
-            return
-        if status == 401:
-            reason = "GITHUB_TOKEN rejected (HTTP 401)"
-            self.client.block(self.client.policy.cooldown, reason)
-            return  # the shared client raises the HTTP 401 error itself, without retrying
-        if status not in (403, 429):
-            return
-        retry_after = retry_after_seconds(response)
-        if retry_after is not None:
-            if retry_after <= self.client.policy.max_retry_after:
-                return  # short enough: the shared client waits and retries
-            reason = f"GitHub secondary rate limit; retry after {retry_after:.0f}s"
-            self.client.block(retry_after, reason)
-            raise SourceError(f"github {reason}", kind="rate_limited")
-        await response.aread()
-        if "rate limit" in response.text.lower():
-            reason = f"GitHub secondary rate limit; waiting {SECONDARY_LIMIT_SECONDS:.0f}s"
-            self.client.block(SECONDARY_LIMIT_SECONDS, reason)
-            raise SourceError(f"github {reason}", kind="rate_limited")
-
-    def _until_reset(self, response: httpx.Response) -> float:
-        reset = response.headers.get("x-ratelimit-reset", "")
-        if reset.isdigit():
-            return max(1.0, float(reset) - self._wall_clock())
-        return SECONDARY_LIMIT_SECONDS
 
 
 @register_source("github")
