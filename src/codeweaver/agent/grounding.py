@@ -33,6 +33,7 @@ from codeweaver.agent.citations import (
     remove_citations,
     strip_citations,
 )
+from codeweaver.agent.code_citations import copies_code
 from codeweaver.agent.restatement import best_alignment
 from codeweaver.agent.text import STOPWORDS, sentences
 from codeweaver.memory.verify import NEGATION, stemmed_words, subject_words
@@ -275,6 +276,19 @@ def _named_api_verdict(claim: Claim, sources: Sequence[SearchResult]) -> ClaimVe
     return None
 
 
+def _copied_code_verdict(
+    claim: Claim, sources: Sequence[SearchResult], answer: str
+) -> ClaimVerdict | None:
+    """A sentence that introduces code (it ends with ":") citing the sources whose code the
+    answer copies says where the code comes from, not that the source states it: it stands."""
+    if not claim.plain.endswith(":"):
+        return None
+    cited = [sources[n - 1] for n in claim.citations if 1 <= n <= len(sources)]
+    if cited and len(cited) == len(claim.citations) and all(copies_code(answer, s) for s in cited):
+        return ClaimVerdict(claim, True, 1.0, "it introduces code copied from the cited source")
+    return None
+
+
 def best_excerpt(claim: Claim, source: SearchResult, limit: int = 2) -> str:
     """The sentences of a source that share most words with the claim."""
     words = stemmed_words(claim.plain)
@@ -322,7 +336,7 @@ async def check_grounding(
     for claim in split_claims(answer):
         if not claim.citations:
             continue  # general knowledge, by the answer prompt's rule
-        verdict = _named_api_verdict(claim, sources)
+        verdict = _named_api_verdict(claim, sources) or _copied_code_verdict(claim, sources, answer)
         if verdict is None and by_words:
             verdict = lexical_verdict(claim, sources, question)
         if verdict is None:

@@ -10,6 +10,7 @@ from langchain_core.messages import AIMessage
 from codeweaver.agent import prompts
 from codeweaver.agent.api_citations import cite_used_apis, cited_by_name
 from codeweaver.agent.citations import renumber_citations, tidy_answer
+from codeweaver.agent.code_citations import cite_copied_code
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
 from codeweaver.llm.scripts import in_language_kwargs
@@ -86,6 +87,7 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
             "answer_attempt": attempt,
             "intermediate_steps": [step("generate_answer", "error", reason)],
         }
+    answer, _ = cite_copied_code(answer, sources)
     answer, used = cite_used_apis(answer, by_name, len(sources) + 1)
     if not sources and not used:
         answer = f"{prompts.NO_SOURCE_NOTE.get(language, prompts.NO_SOURCE_NOTE['en'])}\n\n{answer}"
