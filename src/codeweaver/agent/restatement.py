@@ -35,7 +35,7 @@ _CODE_SPAN = re.compile(r"`([^`]+)`")
 # Code names outside code spans: dotted, snake_case or camelCase names, and calls.
 _IDENTIFIER = re.compile(
     r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\b[a-z]+[A-Z]\w*|\b\w+_\w+|\b[A-Za-z_]\w*(?=\()"
-    r"|\b[A-Z][a-z0-9]+[A-Z]\w*"
+    r"|\b[A-Z][a-z0-9]+[A-Z]\w*|\b[A-Z]{2,}[a-z]\w*[A-Z]\w*"  # DataFrame, IMovieProps
 )
 MAX_CHANGED = 3  # words on either side of a change that can still be one change
 
@@ -110,7 +110,10 @@ def _conflict(
     swapped = (
         claim
         and source
-        and (set(claim) & claim_names or set(source) & source_names)
+        # A name for a name: a name in place of prose ("associated with" for the source's
+        # "attribute ssh -G …", words of its code) is another way of saying, not a swap.
+        and set(claim) & claim_names
+        and set(source) & source_names
         and not set(claim) & set(source)
     )
     if swapped:

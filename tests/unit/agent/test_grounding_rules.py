@@ -214,3 +214,24 @@ async def test_a_rewrite_that_fixes_the_contradiction_ends_without_warning(
     second = [m for task, m in llm.calls if task == "generate_answer"][1]
     assert "says number 6 where the cited source says 5" in str(second[-1].content)
     assert result.answer == right.answer and "**Warning:**" not in result.answer
+
+
+def test_a_phrase_in_place_of_the_sources_code_is_not_a_name_swap() -> None:
+    # A real StackEval answer (ssh config alias): the model's prose paraphrase stood where
+    # the source had `ssh -G …` code; read as a name swap, it put a false warning on a
+    # correct answer.
+    source = (
+        "Consider instead using the 'ssh -G', which will dump the parameters of an ssh "
+        "session, then extract the hostname attribute\n\n"
+        "```\nssh -G myAlias | awk '$1 == \"hostname\" { print $2 }'\n```"
+    )
+    claim = "This command will output the hostname associated with the alias `myAlias` [1]."
+    found = best_alignment(claim, source)
+    assert found is None or not found.contradicts
+
+
+def test_a_name_for_a_name_is_still_a_swap() -> None:
+    source = "The type passed to your context is actually an array: `[movies, setMovies]`."
+    claim = "The type passed to your context is actually an array: [movies, IMovieProviderProps]."
+    found = align(claim, source)
+    assert found.contradicts and "imovieproviderprops" in (found.conflict or "")
