@@ -321,8 +321,26 @@ async def test_pasted_post_sends_a_short_title_like_query(
 async def test_korean_query_is_not_sent(api: respx.MockRouter, source: StackOverflowSource) -> None:
     search_route, _ = mock_success(api)
 
-    assert await source.search("파이썬에서 큰 파일을 한 줄씩 읽는 방법", "learning", 3) == []
+    # No English word but "Python": nothing an English site could match on.
+    assert await source.search("Python에서 큰 파일을 한 줄씩 읽는 방법", "learning", 3) == []
     assert search_route.call_count == 0
+
+
+async def test_a_korean_query_sends_the_english_words_the_asker_kept(
+    api: respx.MockRouter, source: StackOverflowSource
+) -> None:
+    search_route, _ = mock_success(api)
+    # A real phrasing (the Korean set's TypeScript error question).
+    question = (
+        "TypeScript에서 'HTMLElement | null' 형식의 인수를 'Element' 형식의 매개변수에 "
+        "할당할 수 없다는 오류(ts(2345))가 나요"
+    )
+
+    await source.search(question, "debugging", 3)
+
+    params = search_route.calls.last.request.url.params
+    assert params["q"] == "TypeScript HTMLElement null Element ts 2345"
+    assert params["tagged"] == "typescript"
 
 
 async def test_blank_query_makes_no_call(

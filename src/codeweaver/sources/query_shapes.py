@@ -83,6 +83,23 @@ def title_query(text: str) -> str:
     return cut_words(" ".join(words), MAX_QUERY_CHARS)
 
 
+_LATIN_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+#-]*")
+MIN_LATIN_TERMS = 2
+
+
+def latin_query(text: str, known: frozenset[str] = frozenset()) -> str:
+    """From text in another language, the English words the asker kept (names, errors,
+    identifiers: "'HTMLElement | null' 형식의 … 'Element'" → "HTMLElement null Element"),
+    or "" when fewer than `MIN_LATIN_TERMS` of them say more than a technology's name
+    (`known`) or a number: "Python 3.6" alone would match any Python question."""
+    terms = [w.strip(".-") for w in _LATIN_WORD.findall(_OPERATORS.sub(" ", text))]
+    terms = list(dict.fromkeys(t for t in terms if len(t) > 1 and t.lower() not in STOPWORDS))
+    telling = [t for t in terms if t.lower() not in known and not t[0].isdigit()]
+    if len(telling) < MIN_LATIN_TERMS:
+        return ""
+    return cut_words(" ".join(terms[:MAX_TITLE_WORDS]), MAX_QUERY_CHARS)
+
+
 def phrase(text: str) -> str:
     """`text` as one quoted phrase (inner quotes dropped), within `MAX_QUERY_CHARS`."""
     inner = cut_words(_OPERATORS.sub(" ", text), MAX_QUERY_CHARS - 2)

@@ -83,6 +83,8 @@ TECH_TAGS: dict[str, str] = {
     "tensorflow": "tensorflow",
 }
 MAX_TAGS = 3
+# Names of technologies, as written and as tagged: alone they do not narrow a search.
+TECHNOLOGY_WORDS = frozenset(TECH_TAGS) | frozenset(TECH_TAGS.values())
 
 # A key must not be part of a longer word: "java" in "javascript", "git" in "github". Only
 # Latin letters and digits count as "longer": Korean particles attach to the name itself

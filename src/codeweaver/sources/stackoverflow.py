@@ -46,11 +46,13 @@ from codeweaver.sources.query_shapes import (
     error_line,
     is_error_line,
     is_latin,
+    latin_query,
     phrase,
     title_query,
 )
 from codeweaver.sources.scoring import term_score
 from codeweaver.sources.so_format import (
+    TECHNOLOGY_WORDS,
     attribution,
     clip_markdown,
     guess_tags,
@@ -178,7 +180,11 @@ class StackOverflowSource:
 
     async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
         text = " ".join(query.split())
-        if not text or limit <= 0 or not is_latin(text):
+        if text and not is_latin(text):
+            # Stack Overflow is English: of another language, only the English words the
+            # asker kept (the pipeline also searches the question's English form).
+            text = latin_query(text, TECHNOLOGY_WORDS)
+        if not text or limit <= 0:
             return []
         pagesize = min(limit, MAX_PAGE)
         error = error_line(text) if is_error_line(text) else None

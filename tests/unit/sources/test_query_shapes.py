@@ -15,6 +15,7 @@ from codeweaver.sources.query_shapes import (
     error_line,
     is_error_line,
     is_latin,
+    latin_query,
     phrase,
     title_query,
     web_query,
@@ -84,6 +85,16 @@ def test_web_query_puts_the_error_line_first_and_stays_short() -> None:
     query = web_query(post)
     assert query.startswith("KeyError: 'id'")
     assert "```" not in query and len(query) <= MAX_WEB_CHARS
+
+
+def test_latin_query_keeps_the_english_words_of_a_korean_question() -> None:
+    known = frozenset({"python", "pandas", "typescript"})
+    assert latin_query("pandas에서 NaT와 NaN 값을 각각 다른 값으로 채우는 방법", known) == (
+        "pandas NaT NaN"
+    )
+    # A technology name and a version say too little to search on.
+    assert latin_query("Python 3.6 이상에서 딕셔너리를 값 기준으로 정렬하는 방법", known) == ""
+    assert latin_query("파이썬 딕셔너리 정렬", known) == ""
 
 
 def test_is_latin() -> None:
