@@ -61,7 +61,10 @@ def test_copied_code_is_cited_once_on_the_sentence_that_introduces_it() -> None:
 
 
 def test_code_written_by_the_model_is_not_cited() -> None:
-    own = "Use a comprehension:\n\n```python\nrepeated = [items[i % len(items)] for i in range(n)]\n```"
+    own = (
+        "Use a comprehension:\n\n"
+        "```python\nrepeated = [items[i % len(items)] for i in range(n)]\n```"
+    )
     assert cite_copied_code(own, [SOURCE]) == (own, [])
     # A short shared line ("n = 4") is chance, not copying.
     assert not copies_code("```python\nn = 4\nx = 1\n```", SOURCE)
