@@ -85,8 +85,9 @@ async def test_search_builds_results_from_questions_and_best_answers(
     assert search_route.call_count == 1
     assert answers_route.call_count == 1  # every question's answers in one call
     params = search_route.calls.last.request.url.params
-    # Not the whole sentence (the API requires every term): its core terms, ≤ 12 words.
-    assert params["q"] == "read large file line Python without loading"
+    # Not the whole sentence (the API requires every term): its core terms, ≤ 12 words,
+    # without "Python", which the tag carries.
+    assert params["q"] == "read large file line without loading"
     assert params["answers"] == "1"
     assert params["site"] == "stackoverflow"
     assert params["sort"] == "relevance"
@@ -279,7 +280,7 @@ async def test_similar_titles_answer_when_the_search_finds_nothing(
     results = await source.search(QUESTION, "learning", 3)
 
     params = similar_route.calls.last.request.url.params
-    assert params["title"] == "read large file line Python without loading"
+    assert params["title"] == "read large file line Python without loading"  # a title: whole
     assert params["tagged"] == "python" and params["sort"] == "relevance"
     assert "q" not in params
     assert search_route.call_count == 1 and answers_route.call_count == 1
@@ -314,7 +315,7 @@ async def test_pasted_post_sends_a_short_title_like_query(
     q = search_route.calls.last.request.url.params["q"]
     assert len(q) <= 150 and len(q.split()) <= 12
     assert "```" not in q and "df.groupby" not in q
-    assert q.startswith("Pandas groupby apply custom function")
+    assert q.startswith("groupby apply custom function")  # "Pandas" is the tag
     assert search_route.calls.last.request.url.params["tagged"].split(";")[0] == "pandas"
 
 
@@ -339,7 +340,7 @@ async def test_a_korean_query_sends_the_english_words_the_asker_kept(
     await source.search(question, "debugging", 3)
 
     params = search_route.calls.last.request.url.params
-    assert params["q"] == "TypeScript HTMLElement null Element ts 2345"
+    assert params["q"] == "HTMLElement null Element ts 2345"  # TypeScript: the tag
     assert params["tagged"] == "typescript"
 
 

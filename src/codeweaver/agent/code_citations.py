@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from codeweaver.agent.citations import CITATION, prose_blocks
+from codeweaver.agent.citations import CITATION
 from codeweaver.agent.state import SearchResult
 
 _FENCED = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -47,33 +47,57 @@ def copies_code(code: str, source: SearchResult) -> bool:
     return shared >= min(MIN_COPIED_LINES, len(wanted)) and shared > 0
 
 
-def _cite(paragraph: str, n: int) -> str:
-    stripped = paragraph.rstrip()
+def _cite(line: str, n: int) -> str:
+    stripped = line.rstrip()
     if stripped and stripped[-1] in ".!?:":
         return f"{stripped[:-1]} [{n}]{stripped[-1]}"
     return f"{stripped} [{n}]"
 
 
+def _intro_line(answer: str, fence_start: int) -> tuple[int, int] | None:
+    """(start, end) of the prose line right before the fence at `fence_start`, if any."""
+    before = answer[:fence_start].rstrip()
+    start = before.rfind("\n") + 1
+    line = before[start:]
+    if not line.strip() or line.lstrip().startswith("```"):
+        return None  # the answer opens with code, or two blocks follow each other
+    return start, len(before)
+
+
+def introduces_code(answer: str, claim: str, source: SearchResult) -> bool:
+    """Whether `claim` (as written) ends the line right before a code block that copies
+    the source's code."""
+    at = answer.find(claim)
+    if at < 0:
+        return False
+    rest = answer[at + len(claim) :]
+    line_end = re.match(r"[ \t]*\n\s*", rest)  # the claim ends its line; code follows
+    block = _CODE_BLOCK.match(rest, line_end.end()) if line_end else None
+    return block is not None and copies_code(block.group(0), source)
+
+
+_CODE_BLOCK = re.compile(r"[ \t]*```[^\n]*\n.*?^[ \t]*```", re.DOTALL | re.MULTILINE)
+
+
 def cite_copied_code(answer: str, sources: Sequence[SearchResult]) -> tuple[str, list[int]]:
-    """The answer with `[n]` on the prose that introduces each code block copied from
-    source n (when that prose does not cite n yet), and the numbers newly cited."""
-    blocks = answer.split("\n\n")
-    prose = set(prose_blocks(blocks))
-    added: list[int] = []
-    for i, block in enumerate(blocks):
-        if i in prose or not block.lstrip().startswith("```"):
-            continue
-        rest = "\n\n".join(blocks[i:])  # the block may span blank lines
-        start = rest.find("```")
-        end = rest.find("```", start + 3)
-        code = rest if end < 0 else rest[: end + 3]
+    """The answer with `[n]` on the prose line that introduces each code block copied
+    from source n (once per source, unless that line cites n already), and the numbers
+    newly cited."""
+    placed: list[tuple[int, int]] = []  # (end of the introducing line, source number)
+    for block in _CODE_BLOCK.finditer(answer):
+        code = block.group(0)
         copied = [n for n, s in enumerate(sources, 1) if copies_code(code, s)]
         if not copied:
             continue
         n = max(copied, key=lambda k: copied_lines(code, sources[k - 1]))
-        intro = max((j for j in prose if j < i), default=min(prose, default=None))
-        if n in added or intro is None or str(n) in CITATION.findall(blocks[intro]):
+        line = _intro_line(answer, block.start())
+        if n in {m for _, m in placed} or line is None:
             continue  # once per source: its output block need not cite it again
-        blocks[intro] = _cite(blocks[intro], n)
-        added.append(n)
-    return "\n\n".join(blocks), added
+        if str(n) in CITATION.findall(answer[line[0] : line[1]]):
+            continue
+        placed.append((line[1], n))
+    cited = answer
+    for end, n in reversed(placed):
+        start = cited.rfind("\n", 0, end) + 1
+        cited = cited[:start] + _cite(cited[start:end], n) + cited[end:]
+    return cited, [n for _, n in placed]

@@ -33,7 +33,7 @@ from codeweaver.agent.citations import (
     remove_citations,
     strip_citations,
 )
-from codeweaver.agent.code_citations import copies_code
+from codeweaver.agent.code_citations import introduces_code
 from codeweaver.agent.restatement import best_alignment
 from codeweaver.agent.text import STOPWORDS, sentences
 from codeweaver.memory.verify import NEGATION, stemmed_words, subject_words
@@ -279,12 +279,18 @@ def _named_api_verdict(claim: Claim, sources: Sequence[SearchResult]) -> ClaimVe
 def _copied_code_verdict(
     claim: Claim, sources: Sequence[SearchResult], answer: str
 ) -> ClaimVerdict | None:
-    """A sentence that introduces code (it ends with ":") citing the sources whose code the
-    answer copies says where the code comes from, not that the source states it: it stands."""
+    """The line that introduces a code block copied from the cited sources says where the
+    code comes from, not that the source states it: its citation stands."""
+    # Only an introduction ("… like this:"): a statement before the code is a claim like
+    # any other. (A heading is no claim: its citation is not checked at all.)
     if not claim.plain.endswith(":"):
         return None
     cited = [sources[n - 1] for n in claim.citations if 1 <= n <= len(sources)]
-    if cited and len(cited) == len(claim.citations) and all(copies_code(answer, s) for s in cited):
+    if (
+        cited
+        and len(cited) == len(claim.citations)
+        and all(introduces_code(answer, claim.text.rstrip(), s) for s in cited)
+    ):
         return ClaimVerdict(claim, True, 1.0, "it introduces code copied from the cited source")
     return None
 
@@ -336,9 +342,12 @@ async def check_grounding(
     for claim in split_claims(answer):
         if not claim.citations:
             continue  # general knowledge, by the answer prompt's rule
-        verdict = _named_api_verdict(claim, sources) or _copied_code_verdict(claim, sources, answer)
+        verdict = _named_api_verdict(claim, sources)
         if verdict is None and by_words:
             verdict = lexical_verdict(claim, sources, question)
+        if verdict is None or not (verdict.supported or verdict.contradicts):
+            # Introducing copied code vouches for the citation, never against a contradiction.
+            verdict = _copied_code_verdict(claim, sources, answer) or verdict
         if verdict is None:
             undecided.append(claim)
         else:

@@ -115,6 +115,14 @@ def guess_tags(text: str, limit: int = MAX_TAGS) -> list[str]:
     return tags[:limit]
 
 
+def without_tag_words(query: str, tags: list[str]) -> str:
+    """`query` without the technology words `tags` already carry ("pandas NaT NaN" tagged
+    pandas → "NaT NaN"): the API requires every word of `q`, and a post tagged [pandas]
+    need not say "pandas" again. The query itself when nothing else would be left."""
+    kept = [w for w in query.split() if TECH_TAGS.get(w.lower().strip(",.?!:")) not in tags]
+    return " ".join(kept) if kept else query
+
+
 # A vote score of VOTES_HALF maps to 0.5. The curve v / (v + VOTES_HALF) is monotonic,
 # saturates smoothly (50 votes → 0.91, 500 → 0.99) and needs no per-query maximum.
 VOTES_HALF = 5.0

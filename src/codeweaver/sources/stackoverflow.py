@@ -59,6 +59,7 @@ from codeweaver.sources.so_format import (
     html_to_markdown,
     iso_date,
     normalise_votes,
+    without_tag_words,
 )
 
 if TYPE_CHECKING:
@@ -198,7 +199,8 @@ class StackOverflowSource:
         tags = guess_tags(text)
         if tags:
             common["tagged"] = ";".join(tags)  # the API's `tagged` means "any of these"
-        search = {**common, "q": phrase(error) if error else title_query(text), "answers": 1}
+        q = phrase(error) if error else without_tag_words(title_query(text), tags)
+        search = {**common, "q": q, "answers": 1}
         limits = _Limits()
         try:
             questions = await self._questions("/search/advanced", search, pagesize, limits)

@@ -90,3 +90,39 @@ async def test_a_prose_claim_citing_the_same_source_is_still_checked() -> None:
     assert not any(
         v.reason == "it introduces code copied from the cited source" for v in report.verdicts
     )
+
+
+def test_a_heading_right_above_the_code_is_its_introduction() -> None:
+    # A real Korean answer (mocking a large File): heading and fence in one paragraph.
+    source: SearchResult = {
+        **SOURCE,
+        "snippet": (
+            "[accepted · javascript]\n```\nconst file = new File([\"\"], 'darthvader.png');\n"
+            "Object.defineProperty(file, 'size', { value: 1024 * 1024 + 1 });\n```"
+        ),
+    }
+    answer = (
+        "### 질문에 대한 답\n\n#### 1. `Object.defineProperty` 사용\n```javascript\n"
+        "const file = new File([\"\"], 'darthvader.png');\n"
+        "Object.defineProperty(file, 'size', { value: 1024 * 1024 + 1 });\n```"
+    )
+    cited, added = cite_copied_code(answer, [source])
+    assert added == [1]
+    assert "#### 1. `Object.defineProperty` 사용 [1]\n```javascript" in cited
+
+
+async def test_a_heading_citation_is_not_a_claim_to_check() -> None:
+    source: SearchResult = {
+        **SOURCE,
+        "snippet": (
+            "[accepted · javascript]\n```\nconst file = new File([\"\"], 'darthvader.png');\n"
+            "Object.defineProperty(file, 'size', { value: 1024 * 1024 + 1 });\n```"
+        ),
+    }
+    answer = (
+        "#### 1. `Object.defineProperty` 사용 [1]\n```javascript\n"
+        "const file = new File([\"\"], 'darthvader.png');\n"
+        "Object.defineProperty(file, 'size', { value: 1024 * 1024 + 1 });\n```"
+    )
+    report = await check_grounding(None, "큰 File 모킹", answer, [source], by_words=False)
+    assert report.verdicts == [] and report.unsupported == []

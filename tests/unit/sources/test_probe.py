@@ -172,7 +172,7 @@ async def test_stackoverflow_ok_reports_latency_count_and_quota() -> None:
     assert report.latency is not None and 0 < report.latency < 5
     assert report.kind is None and report.reason == ""
     assert api.paths()[0] == "/search/advanced"
-    assert api.seen[0].params["q"] == ["python list comprehension"]
+    assert api.seen[0].params["q"] == ["list comprehension"]  # "python" travels as the tag
 
 
 async def test_github_fixed_query_really_searches() -> None:
