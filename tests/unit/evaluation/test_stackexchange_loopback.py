@@ -74,9 +74,6 @@ def test_responses_use_only_the_keys_of_the_recorded_api(base_url: str) -> None:
     assert "backoff" not in search
 
 
-@pytest.mark.skipif(
-    not (FIXTURES / "documented" / "question.json").is_file(), reason="no documented examples"
-)
 def test_responses_use_only_keys_of_the_documented_types(base_url: str) -> None:
     qid = question_id_of(RUST_BINARY)
     for name, path in (("question", f"/questions/{qid}"), ("answer", f"/questions/{qid}/answers")):
