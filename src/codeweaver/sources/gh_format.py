@@ -142,6 +142,10 @@ def question_language(text: str) -> str | None:
 _TOO_COMMON = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
 
+# Language and library names are what a question is about, not code to search for.
+_TECH_NAMES = frozenset(QUESTION_LANGUAGES) | frozenset(LIBRARY_LANGUAGES) | frozenset(TECH_TAGS)
+
+
 def build_query(text: str) -> str:
     """The `q` of a code search: the identifiers, API names and error names `text` mentions,
     plus `language:`; "" when it mentions none (prose words match any file: no search).
@@ -149,8 +153,7 @@ def build_query(text: str) -> str:
     Code search requires every term, so at most `MAX_TERMS` are sent."""
     if not is_latin(text):
         return ""
-    names = set(QUESTION_LANGUAGES) | set(LIBRARY_LANGUAGES) | set(TECH_TAGS) | {"typescript"}
-    terms = [t for t in code_terms(text, limit=2 * MAX_TERMS) if t.lower() not in names]
+    terms = [t for t in code_terms(text, limit=2 * MAX_TERMS) if t.lower() not in _TECH_NAMES]
     terms = terms[:MAX_TERMS]
     if len(terms) == 1 and _TOO_COMMON.match(terms[0]):
         return ""  # `TypeError` or `StdClass` alone matches too many files to mean anything
