@@ -198,6 +198,28 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("api_token", "CODEWEAVER_API_TOKEN"),
         description="Bearer token the API requires; mandatory off loopback.",
     )
+    api_tokens_file: Path | None = Field(
+        default=None,
+        validation_alias=AliasChoices("api_tokens_file", "CODEWEAVER_API_TOKENS"),
+        description="A file of `user token` lines: one bearer token per user.",
+    )
+    allowed_hosts: str = Field(
+        default="",
+        validation_alias=AliasChoices("allowed_hosts", "CODEWEAVER_ALLOWED_HOSTS"),
+        description="Comma-separated host names the server answers for, besides loopback "
+        "and the bound address (`*.example.com` allowed).",
+    )
+    trusted_proxies: str = Field(
+        default="",
+        validation_alias=AliasChoices("trusted_proxies", "CODEWEAVER_TRUSTED_PROXIES"),
+        description="Comma-separated proxy addresses or networks whose X-Forwarded-For "
+        "is believed.",
+    )
+    redis_url: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("redis_url", "CODEWEAVER_REDIS_URL"),
+        description="Redis shared by several server processes (one rate-limit budget).",
+    )
     cors_origins: str = Field(
         default="",
         validation_alias=AliasChoices("cors_origins", "CODEWEAVER_CORS_ORIGINS"),
@@ -266,6 +288,14 @@ class Settings(BaseSettings):
         return [o.strip() for o in self.cors_origins.split(",") if o.strip()]
 
     @property
+    def allowed_host_list(self) -> list[str]:
+        return [h.strip().lower() for h in self.allowed_hosts.split(",") if h.strip()]
+
+    @property
+    def trusted_proxy_list(self) -> list[str]:
+        return [p.strip() for p in self.trusted_proxies.split(",") if p.strip()]
+
+    @property
     def checkpoint_path(self) -> Path:
         return self.data_dir / "threads.sqlite"
 
@@ -302,6 +332,7 @@ class Settings(BaseSettings):
             "database_url",
             "langchain_api_key",
             "api_token",
+            "redis_url",
         ]
         return {name.upper(): getattr(self, name) is not None for name in names}
 

@@ -229,10 +229,11 @@ def test_serve_refuses_to_expose_without_a_token(
 
 
 def test_is_loopback() -> None:
-    from codeweaver.api.security import check_binding, is_loopback
+    from codeweaver.api.auth import TokenTable, check_binding, is_loopback
 
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5")
     assert not is_loopback("example.com")
-    check_binding("0.0.0.0", "a-token")  # a token makes it acceptable
-    check_binding("127.0.0.1", None)
+    # A token of 16 characters or more makes it acceptable.
+    check_binding("0.0.0.0", TokenTable.from_pairs({"a-token-of-16-chars": "default"}))
+    check_binding("127.0.0.1", TokenTable.from_pairs({}))

@@ -28,16 +28,27 @@ from sse_starlette import EventSourceResponse
 
 from codeweaver.agent.librarian import MAX_STEPS
 from codeweaver.agent.runner import MAX_QUESTION_CHARS, Assistant, InvalidQuestionError, Mode
+from codeweaver.api.auth import TokenTable
+from codeweaver.api.errors import install_error_handlers, json_safe
 from codeweaver.api.queue import QueueFullError, RunQueue
-from codeweaver.api.security import BodyLimitMiddleware, RateLimiter, bearer_guard, client_key
+from codeweaver.api.rate_limit import RequestLimiter, client_address, parse_networks, rate_key
+from codeweaver.api.security import (
+    BodyLimitMiddleware,
+    HostCheckMiddleware,
+    OriginCheckMiddleware,
+    SecurityHeadersMiddleware,
+    allowed_hosts,
+)
 from codeweaver.api.service import (
     ChatService,
     ServiceEvent,
     SessionNotFoundError,
+    StoreUnavailableError,
     TurnNotFoundError,
 )
 from codeweaver.config import Settings
 from codeweaver.memory.sessions import SESSION_ID, ThreadStore, open_thread_store
+from codeweaver.memory.store_check import check_thread_store
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -65,6 +76,31 @@ class ChatRequest(BaseModel):
     )
 
 
+class ErrorBody(BaseModel):
+    detail: str | list[dict[str, Any]] = Field(description="What was wrong.")
+
+
+_ERRORS = {
+    400: "The request could not be read.",
+    401: "A token is required and was missing or wrong.",
+    403: "Sent by a web page of another origin.",
+    404: "No such session (or it is another user's), or no such turn.",
+    413: "The body or the question is too long.",
+    421: "The Host header names a host this server does not answer for.",
+    422: "The request is not valid.",
+    429: "Over the per-minute budget; `Retry-After` says when to try again.",
+    503: "Busy, or the conversation store cannot be used; the detail says which.",
+}
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for the error codes a route can answer."""
+    return {code: {"model": ErrorBody, "description": _ERRORS[code]} for code in codes}
+
+
+_CHAT_ERRORS = _errors(400, 401, 403, 404, 413, 421, 422, 429, 503)
+
+
 class FeedbackRequest(BaseModel):
     session_id: str = Field(pattern=SESSION_PATTERN)
     turn: int = Field(ge=1, description="The turn number from `done` or the history.")
@@ -75,8 +111,15 @@ def _service(request: Request) -> ChatService:
     return request.app.state.service  # type: ignore[no-any-return]
 
 
+def _user(request: Request) -> str:
+    """The request's user (401 when a token is required and not right)."""
+    tokens: TokenTable = request.app.state.tokens
+    return tokens.authenticate(request)
+
+
 # Module level: FastAPI resolves these annotations by name.
 Service = Annotated[ChatService, Depends(_service)]
+User = Annotated[str, Depends(_user)]
 
 
 def _concurrency(settings: Settings) -> int:
@@ -91,16 +134,27 @@ def create_app(
     llm: BaseChatModel | None = None,
     deps: Deps | None = None,
     ping_seconds: float = 15.0,
+    bind_host: str = "127.0.0.1",
 ) -> FastAPI:
-    """The app; `deps` (or just `llm`) replaces what the settings would build (tests)."""
+    """The app for a server bound to `bind_host`; `deps` (or just `llm`) replaces what
+    the settings would build (tests). Raises `TokenFileError` for a bad tokens file."""
     settings = settings or Settings()
     health: dict[str, Any] = {}
+    tokens = TokenTable.from_settings(settings)
+    redis_url = settings.redis_url.get_secret_value() if settings.redis_url else None
+    limiter = RequestLimiter(settings.api_rate_per_minute, redis_url)
+    proxies = parse_networks(settings.trusted_proxy_list)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         from codeweaver.factory import build_deps, prepare_sources
 
+        if limiter.shared:
+            await limiter.check_store()
         async with open_thread_store(settings) as store:
+            problem = await check_thread_store(store)
+            if problem is not None:
+                logger.error("thread store: %s", problem.detail)
             built = (
                 deps if deps is not None else await asyncio.to_thread(build_deps, settings, llm=llm)
             )
@@ -109,7 +163,9 @@ def create_app(
                 logger.warning("source preparation: %s", problem)
             assistant = Assistant(built, checkpointer=store.checkpointer)
             queue = RunQueue(_concurrency(settings), settings.api_queue)
-            app.state.service = ChatService(assistant, store, queue)
+            app.state.service = ChatService(
+                assistant, store, queue, problem.reason if problem is not None else None
+            )
             health.update(await asyncio.to_thread(_static_health, settings, built, store))
             refresher = asyncio.create_task(_refresh_sources(health, built))
             try:
@@ -125,7 +181,10 @@ def create_app(
         summary="Answers developers' questions from many sources at once, with citations.",
         lifespan=lifespan,
     )
+    install_error_handlers(app)
+    # Added innermost first: a request meets the headers, Host, CORS, Origin, body limit.
     app.add_middleware(BodyLimitMiddleware, limit=settings.api_max_body)
+    app.add_middleware(OriginCheckMiddleware, cors_origins=settings.cors_origin_list)
     if settings.cors_origin_list:
         app.add_middleware(
             CORSMiddleware,
@@ -133,77 +192,105 @@ def create_app(
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
         )
-    token = settings.api_token.get_secret_value() if settings.api_token else None
-    guard = Depends(bearer_guard(token))
-    limiter = RateLimiter(settings.api_rate_per_minute)
+    app.add_middleware(
+        HostCheckMiddleware, hosts=allowed_hosts(bind_host, settings.allowed_host_list)
+    )
+    app.add_middleware(SecurityHeadersMiddleware)
+    app.state.tokens = tokens
 
-    def limited(request: Request) -> None:
-        limiter.check(client_key(request))
+    async def limited(request: Request, user: User) -> None:
+        who = user if tokens.required else None
+        await limiter.check(rate_key(who, client_address(request, proxies)))
 
-    @app.get("/api/health", tags=["service"])
-    async def get_health(chat: Service) -> dict[str, Any]:
-        """Status, model, sources and stores; never a key's value."""
-        return {**health, "status": "ok", "queue": chat.queue.snapshot()}
+    @app.get("/api/health", tags=["service"], responses=_errors(421))
+    async def get_health(request: Request, chat: Service) -> dict[str, Any]:
+        """Status; with a valid token (or none configured) also the model, sources,
+        stores and queue, never a key's value."""
+        problem = chat.store_problem
+        status = "ok" if problem is None else "degraded"
+        if tokens.required:
+            try:
+                tokens.authenticate(request)
+            except HTTPException:
+                return {"status": status}
+        problems = [] if problem is None else [problem]
+        return {**health, "status": status, "problems": problems, "queue": chat.queue.snapshot()}
 
-    @app.post("/api/chat", tags=["chat"], dependencies=[guard, Depends(limited)])
-    async def post_chat(body: ChatRequest, chat: Service) -> dict[str, Any]:
+    @app.post("/api/chat", tags=["chat"], dependencies=[Depends(limited)], responses=_CHAT_ERRORS)
+    async def post_chat(body: ChatRequest, chat: Service, user: User) -> dict[str, Any]:
         """Answer one message; the reply holds the answer, numbered sources and steps."""
-        question, ticket = _reserve(chat, body.message)
+        question, ticket = await _admit(chat, body, user)
         # Closed explicitly, so the slot is given back as soon as the answer is done.
         async with contextlib.aclosing(
-            chat.stream(question, ticket, body.session_id, body.mode)
+            chat.stream(question, ticket, body.session_id, body.mode, user)
         ) as events:
             async for event in events:
                 if event.kind == "done":
                     return event.data
                 if event.kind == "error":
-                    code = 503 if event.data["retryable"] else 422
-                    raise HTTPException(code, event.data["message"])
+                    if event.data["retryable"]:
+                        raise HTTPException(503, event.data["message"], {"Retry-After": "10"})
+                    raise HTTPException(422, event.data["message"])
         raise HTTPException(500, "the run ended without an answer")  # pragma: no cover
 
-    @app.post("/api/chat/stream", tags=["chat"], dependencies=[guard, Depends(limited)])
-    async def post_chat_stream(body: ChatRequest, chat: Service) -> EventSourceResponse:
+    @app.post(
+        "/api/chat/stream",
+        tags=["chat"],
+        dependencies=[Depends(limited)],
+        responses=_CHAT_ERRORS,
+        response_class=EventSourceResponse,
+    )
+    async def post_chat_stream(body: ChatRequest, chat: Service, user: User) -> EventSourceResponse:
         """Server-Sent Events: `queue`, `think`, `act`, `observe`, `token`, then `done` or
         `error`. Event ids count from 1; a comment line pings every 15 s. Closing the
         connection cancels the run."""
-        question, ticket = _reserve(chat, body.message)
-        events = chat.stream(question, ticket, body.session_id, body.mode)
+        question, ticket = await _admit(chat, body, user)
+        events = chat.stream(question, ticket, body.session_id, body.mode, user)
         return EventSourceResponse(_sse(events), ping=ping_seconds)
 
-    @app.get("/api/sessions", tags=["sessions"], dependencies=[guard])
-    async def list_sessions(chat: Service, limit: int = 100) -> list[dict[str, Any]]:
-        """Sessions, most recently updated first."""
-        return [s.to_dict() for s in await chat.sessions(max(1, min(limit, 1000)))]
+    @app.get("/api/sessions", tags=["sessions"], responses=_errors(401, 421, 422))
+    async def list_sessions(chat: Service, user: User, limit: int = 100) -> list[dict[str, Any]]:
+        """Your sessions, most recently updated first."""
+        return [s.to_dict() for s in await chat.sessions(max(1, min(limit, 1000)), user)]
 
-    @app.get("/api/sessions/{session_id}", tags=["sessions"], dependencies=[guard])
-    async def get_session(session_id: SessionId, chat: Service) -> dict[str, Any]:
-        """A session's messages, answers with their sources."""
+    @app.get("/api/sessions/{session_id}", tags=["sessions"], responses=_errors(401, 404, 421, 422))
+    async def get_session(session_id: SessionId, chat: Service, user: User) -> dict[str, Any]:
+        """One of your sessions: its messages, answers with their sources."""
         try:
-            info, messages = await chat.history(session_id)
+            info, messages = await chat.history(session_id, user)
         except SessionNotFoundError:
             raise HTTPException(404, f"no session {session_id}") from None
         return {**info.to_dict(), "history": messages}
 
     @app.delete(
-        "/api/sessions/{session_id}", tags=["sessions"], status_code=204, dependencies=[guard]
+        "/api/sessions/{session_id}",
+        tags=["sessions"],
+        status_code=204,
+        responses=_errors(401, 403, 404, 421, 422, 503),
     )
-    async def delete_session(session_id: SessionId, chat: Service) -> Response:
-        """Delete a session, its index entry and its thread state."""
+    async def delete_session(session_id: SessionId, chat: Service, user: User) -> Response:
+        """Delete one of your sessions, its index entry and its thread state."""
         try:
-            await chat.delete(session_id)
+            await chat.delete(session_id, user)
         except SessionNotFoundError:
             raise HTTPException(404, f"no session {session_id}") from None
+        except StoreUnavailableError as exc:
+            raise HTTPException(503, str(exc)) from None
         return Response(status_code=204)
 
-    @app.post("/api/feedback", tags=["chat"], dependencies=[guard, Depends(limited)])
-    async def post_feedback(body: FeedbackRequest, chat: Service) -> dict[str, Any]:
-        """Thumbs up or down on an answer; down removes it from the answer cache."""
+    @app.post(
+        "/api/feedback", tags=["chat"], dependencies=[Depends(limited)], responses=_CHAT_ERRORS
+    )
+    async def post_feedback(body: FeedbackRequest, chat: Service, user: User) -> dict[str, Any]:
+        """Thumbs up or down on an answer you received; down removes it from the cache."""
         try:
-            removed = await chat.feedback(body.session_id, body.turn, body.rating)
+            removed = await chat.feedback(body.session_id, body.turn, body.rating, user)
         except SessionNotFoundError:
             raise HTTPException(404, f"no session {body.session_id}") from None
         except TurnNotFoundError:
             raise HTTPException(404, f"session {body.session_id} has no turn {body.turn}") from None
+        except StoreUnavailableError as exc:
+            raise HTTPException(503, str(exc)) from None
         return {"ok": True, "cache_removed": removed}
 
     @app.get("/", include_in_schema=False)
@@ -234,12 +321,18 @@ _PAGE_HEADERS = {
 }
 
 
-def _reserve(chat: ChatService, message: str) -> tuple[str, Any]:
+async def _admit(chat: ChatService, body: ChatRequest, user: str) -> tuple[str, Any]:
+    """Check the message and the session, then take a place in line."""
     try:
-        return chat.reserve(message)
+        await chat.claim(body.session_id, user)
+        return chat.reserve(body.message)
     except InvalidQuestionError as exc:
-        too_long = len(message.strip()) > MAX_QUESTION_CHARS
+        too_long = len(body.message.strip()) > MAX_QUESTION_CHARS
         raise HTTPException(413 if too_long else 422, str(exc)) from None
+    except SessionNotFoundError:
+        raise HTTPException(404, f"no session {body.session_id}") from None
+    except StoreUnavailableError as exc:
+        raise HTTPException(503, str(exc)) from None
     except QueueFullError as exc:
         raise HTTPException(503, str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
 
@@ -247,7 +340,7 @@ def _reserve(chat: ChatService, message: str) -> tuple[str, Any]:
 async def _sse(events: AsyncIterator[ServiceEvent]) -> AsyncIterator[dict[str, str]]:
     numbers = itertools.count(1)
     async for event in events:
-        data = json.dumps(event.data, ensure_ascii=False, default=str)
+        data = json.dumps(json_safe(event.data), ensure_ascii=False, default=str)
         yield {"event": event.kind, "id": str(next(numbers)), "data": data}
 
 

@@ -24,16 +24,29 @@ from codeweaver.agent.runner import (
 )
 from codeweaver.api.queue import RunQueue, Ticket
 from codeweaver.api.render import render_answer, safe_url
-from codeweaver.memory.sessions import SESSION_ID, SessionInfo, ThreadStore, Turn
+from codeweaver.memory.sessions import (
+    DEFAULT_OWNER,
+    SESSION_ID,
+    SessionInfo,
+    SessionOwnerError,
+    ThreadStore,
+    Turn,
+)
 
 logger = logging.getLogger(__name__)
 
 EventKind = Literal["queue", "think", "act", "observe", "token", "done", "error"]
 STEP_EVENTS = {"think": "think", "act": "act", "observe": "observe", "error": "observe"}
+# Exception text can hold SQL or file paths: clients get this, the log gets the rest.
+RUN_FAILED = "the answer failed because of an internal error; try again"
 
 
 class SessionNotFoundError(KeyError):
-    """No session has this id."""
+    """No session has this id (or it is another user's: the same to the asker)."""
+
+
+class StoreUnavailableError(RuntimeError):
+    """The conversation store failed its check at start; the text says why."""
 
 
 @dataclass(frozen=True)
@@ -67,10 +80,33 @@ def check_session_id(session_id: str) -> str:
 
 
 class ChatService:
-    def __init__(self, assistant: Assistant, store: ThreadStore, queue: RunQueue) -> None:
+    def __init__(
+        self,
+        assistant: Assistant,
+        store: ThreadStore,
+        queue: RunQueue,
+        store_problem: str | None = None,
+    ) -> None:
         self.assistant = assistant
         self.store = store
         self.queue = queue
+        # Why the conversation store cannot take writes (found at start), if it cannot.
+        self.store_problem = store_problem
+
+    def writable(self) -> None:
+        """Raise `StoreUnavailableError` when nothing can be recorded."""
+        if self.store_problem is not None:
+            raise StoreUnavailableError(self.store_problem)
+
+    async def claim(self, session_id: str | None, owner: str = DEFAULT_OWNER) -> None:
+        """`SessionNotFoundError` unless `session_id` is new or `owner`'s; checked before
+        a run starts, so nobody computes an answer into another user's session."""
+        self.writable()
+        if session_id is None:
+            return
+        info = await self.store.index.session(check_session_id(session_id))
+        if info is not None and info.owner != owner:
+            raise SessionNotFoundError(session_id)
 
     @property
     def deps(self) -> Any:
@@ -90,20 +126,24 @@ class ChatService:
         ticket: Ticket,
         session_id: str | None = None,
         mode: str = "pipeline",
+        owner: str = DEFAULT_OWNER,
     ) -> AsyncGenerator[ServiceEvent, None]:
-        """Answer `question` in the session; the ticket comes from `reserve`."""
+        """Answer `question` in `owner`'s session; the ticket comes from `reserve`."""
         session = session_id or new_session_id()
         slot = asyncio.ensure_future(ticket.acquire())
         try:
             async for event in self._wait(ticket, slot):
                 yield event
-            async for event in self._run(question, session, mode):
+            async for event in self._run(question, session, mode, owner):
                 yield event
         except InvalidQuestionError as exc:
             yield ServiceEvent("error", {"message": str(exc), "retryable": False})
-        except Exception as exc:
+        except SessionOwnerError:
+            message = f"no session {session}"
+            yield ServiceEvent("error", {"message": message, "retryable": False})
+        except Exception:
             logger.exception("run failed in session %s", session)
-            yield ServiceEvent("error", {"message": f"the answer failed: {exc}", "retryable": True})
+            yield ServiceEvent("error", {"message": RUN_FAILED, "retryable": True})
         finally:
             # However the stream ends (done, error, client gone), the slot is given back.
             if not slot.done():
@@ -126,7 +166,9 @@ class ChatService:
                 reported = ticket.position
                 yield ServiceEvent("queue", {"position": reported + 1})
 
-    async def _run(self, question: str, session: str, mode: str) -> AsyncIterator[ServiceEvent]:
+    async def _run(
+        self, question: str, session: str, mode: str, owner: str
+    ) -> AsyncIterator[ServiceEvent]:
         result: RunResult | None = None
         answering = False
         async for run_event in self.assistant.stream(question, session, mode):
@@ -153,6 +195,7 @@ class ChatService:
             public_sources(result.sources),
             result.cache_keys,
             mode,
+            owner,
         )
         yield ServiceEvent("done", self._done(turn, result))
 
@@ -168,13 +211,19 @@ class ChatService:
             "steps": result.steps,
         }
 
-    async def sessions(self, limit: int = 100) -> list[SessionInfo]:
-        return await self.store.index.sessions(limit)
+    async def sessions(self, limit: int = 100, owner: str = DEFAULT_OWNER) -> list[SessionInfo]:
+        return await self.store.index.sessions(owner, limit)
 
-    async def history(self, session_id: str) -> tuple[SessionInfo, list[dict[str, Any]]]:
+    async def _owned(self, session_id: str, owner: str) -> SessionInfo:
         info = await self.store.index.session(check_session_id(session_id))
-        if info is None:
+        if info is None or info.owner != owner:
             raise SessionNotFoundError(session_id)
+        return info
+
+    async def history(
+        self, session_id: str, owner: str = DEFAULT_OWNER
+    ) -> tuple[SessionInfo, list[dict[str, Any]]]:
+        info = await self._owned(session_id, owner)
         messages: list[dict[str, Any]] = []
         for turn in await self.store.index.turns(session_id):
             messages.append({"role": "user", "content": turn.question, "turn": turn.turn})
@@ -190,27 +239,32 @@ class ChatService:
             )
         return info, messages
 
-    async def delete(self, session_id: str) -> None:
-        if not await self.store.delete(check_session_id(session_id)):
+    async def delete(self, session_id: str, owner: str = DEFAULT_OWNER) -> None:
+        self.writable()
+        await self._owned(session_id, owner)
+        if not await self.store.delete(session_id):
             raise SessionNotFoundError(session_id)
 
-    async def feedback(self, session_id: str, turn_number: int, rating: str) -> bool:
-        """Record a rating; a thumbs-down removes the answer from the cache.
+    async def feedback(
+        self, session_id: str, turn_number: int, rating: str, owner: str = DEFAULT_OWNER
+    ) -> bool:
+        """Record a rating; a thumbs-down removes the answer from the cache. Only the
+        session's owner, who received the answer, can rate it.
 
         Returns whether a cache entry was removed.
         """
-        turns = await self.store.index.turns(check_session_id(session_id))
+        self.writable()
+        await self._owned(session_id, owner)
+        turns = await self.store.index.turns(session_id)
         turn = next((t for t in turns if t.turn == turn_number), None)
         if turn is None:
-            if not turns and await self.store.index.session(session_id) is None:
-                raise SessionNotFoundError(session_id)
             raise TurnNotFoundError(turn_number)
-        logger.info("feedback %s on %s turn %d", rating, session_id, turn_number)
-        if rating != "down":
-            return False
         removed = False
-        for key in turn.cache_keys:
-            removed |= await asyncio.to_thread(self.deps.cache.forget, key)
+        if rating == "down":
+            for key in turn.cache_keys:
+                removed |= await asyncio.to_thread(self.deps.cache.forget, key)
+        await self.store.index.record_feedback(session_id, turn_number, owner, rating, removed)
+        logger.info("feedback %s on %s turn %d by %s", rating, session_id, turn_number, owner)
         return removed
 
 

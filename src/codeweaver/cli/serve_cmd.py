@@ -16,27 +16,42 @@ def serve(
     ] = False,
 ) -> None:
     """Serve the API (docs at /docs) and the web page (at /)."""
-    from codeweaver.api.security import ExposedWithoutTokenError, check_binding
+    from codeweaver.api.auth import (
+        ExposedWithoutTokenError,
+        TokenFileError,
+        TokenTable,
+        check_binding,
+    )
+    from codeweaver.api.rate_limit import ProxySettingError
     from codeweaver.cli.app import _fail, _known_errors, _settings
 
     try:
         settings = _settings(model=model)
-        token = settings.api_token.get_secret_value() if settings.api_token else None
-        check_binding(host, token)
+        tokens = TokenTable.from_settings(settings)
+        check_binding(host, tokens)
         import uvicorn
 
         from codeweaver.api.app import create_app
 
-        app = create_app(settings)
+        app = create_app(settings, bind_host=host)
         if gradio:
             from codeweaver.ui.gradio_app import GradioMissingError, mount_gradio
 
             try:
-                app = mount_gradio(app, token=token)
+                app = mount_gradio(app, tokens=tokens)
             except GradioMissingError as exc:
                 _fail(str(exc))
-        uvicorn.run(app, host=host, port=port, log_level="info", timeout_graceful_shutdown=5)
-    except ExposedWithoutTokenError as exc:
+        # Client addresses come from the connection; X-Forwarded-For is weighed by the
+        # app against CODEWEAVER_TRUSTED_PROXIES, never rewritten by uvicorn.
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level="info",
+            timeout_graceful_shutdown=5,
+            proxy_headers=False,
+        )
+    except (ExposedWithoutTokenError, TokenFileError, ProxySettingError) as exc:
         _fail(str(exc))
     except _known_errors() as exc:
         _fail(str(exc))

@@ -30,17 +30,30 @@ if TYPE_CHECKING:
 
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 TITLE_CHARS = 80
+DEFAULT_OWNER = "default"  # the one user of a server without per-user tokens
 
 _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS cw_sessions (
         id TEXT PRIMARY KEY, title TEXT NOT NULL, turns INTEGER NOT NULL DEFAULT 0,
-        created DOUBLE PRECISION NOT NULL, updated DOUBLE PRECISION NOT NULL)""",
+        created DOUBLE PRECISION NOT NULL, updated DOUBLE PRECISION NOT NULL,
+        owner TEXT NOT NULL DEFAULT 'default')""",
     """CREATE TABLE IF NOT EXISTS cw_turns (
         session_id TEXT NOT NULL, turn INTEGER NOT NULL, question TEXT NOT NULL,
         answer TEXT NOT NULL, sources TEXT NOT NULL, cache_key TEXT NOT NULL,
         mode TEXT NOT NULL, created DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (session_id, turn))""",
+    """CREATE TABLE IF NOT EXISTS cw_feedback (
+        session_id TEXT NOT NULL, turn INTEGER NOT NULL, owner TEXT NOT NULL,
+        rating TEXT NOT NULL, cache_removed INTEGER NOT NULL,
+        created DOUBLE PRECISION NOT NULL)""",
 ]
+# Columns added after the first release: (table, column, definition).
+_ADDED_COLUMNS = [("cw_sessions", "owner", "TEXT NOT NULL DEFAULT 'default'")]
+
+
+class SessionOwnerError(LookupError):
+    """The session belongs to another user."""
+
 
 
 @dataclass(frozen=True)
@@ -50,6 +63,7 @@ class SessionInfo:
     turns: int
     created: float
     updated: float
+    owner: str = DEFAULT_OWNER
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -82,15 +96,20 @@ class SessionIndex(Protocol):
         sources: list[dict[str, Any]],
         cache_keys: Sequence[str],
         mode: str,
+        owner: str = DEFAULT_OWNER,
     ) -> Turn: ...
 
-    async def sessions(self, limit: int = 100) -> list[SessionInfo]: ...
+    async def sessions(self, owner: str, limit: int = 100) -> list[SessionInfo]: ...
 
     async def session(self, session_id: str) -> SessionInfo | None: ...
 
     async def turns(self, session_id: str) -> list[Turn]: ...
 
     async def delete(self, session_id: str) -> bool: ...
+
+    async def record_feedback(
+        self, session_id: str, turn: int, owner: str, rating: str, cache_removed: bool
+    ) -> None: ...
 
 
 def title_of(question: str) -> str:
@@ -112,11 +131,11 @@ def _turn(row: Any) -> Turn:
 
 
 def _info(row: Any) -> SessionInfo:
-    return SessionInfo(row[0], row[1], int(row[2]), float(row[3]), float(row[4]))
+    return SessionInfo(row[0], row[1], int(row[2]), float(row[3]), float(row[4]), row[5])
 
 
 _TURN_COLUMNS = "session_id, turn, question, answer, sources, cache_key, mode, created"
-_SESSION_COLUMNS = "id, title, turns, created, updated"
+_SESSION_COLUMNS = "id, title, turns, created, updated, owner"
 _MARKS = ", ".join("?" * 8)
 
 
@@ -138,6 +157,10 @@ class SqlSessionIndex:
     async def setup(self) -> None:
         for statement in _SCHEMA:
             await self._db.execute(statement)
+        for table, column, definition in _ADDED_COLUMNS:
+            cursor = await self._db.execute(f"SELECT * FROM {table} LIMIT 0")
+            if column not in {d[0] for d in cursor.description}:
+                await self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
         await self._db.commit()
 
     async def _fetch(self, sql: str, *args: Any) -> list[Any]:
@@ -159,11 +182,15 @@ class SqlSessionIndex:
         sources: list[dict[str, Any]],
         cache_keys: Sequence[str],
         mode: str,
+        owner: str = DEFAULT_OWNER,
     ) -> Turn:
+        """Append a turn; `SessionOwnerError` when the session is another user's."""
         now = time.time()
         keys = tuple(cache_keys)
         async with self._lock:
-            return await self._record(session_id, question, answer, sources, keys, mode, now)
+            return await self._record(
+                session_id, question, answer, sources, keys, mode, now, owner
+            )
 
     async def _record(
         self,
@@ -174,19 +201,25 @@ class SqlSessionIndex:
         cache_keys: tuple[str, ...],
         mode: str,
         now: float,
+        owner: str,
     ) -> Turn:
         try:
             await self._db.execute(
                 self._sql(
-                    "INSERT INTO cw_sessions (id, title, turns, created, updated) "
-                    "VALUES (?, ?, 0, ?, ?) ON CONFLICT (id) DO NOTHING"
+                    "INSERT INTO cw_sessions (id, title, turns, created, updated, owner) "
+                    "VALUES (?, ?, 0, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
                 ),
-                (session_id, title_of(question), now, now),
+                (session_id, title_of(question), now, now, owner),
             )
-            await self._db.execute(
-                self._sql("UPDATE cw_sessions SET turns = turns + 1, updated = ? WHERE id = ?"),
-                (now, session_id),
+            cursor = await self._db.execute(
+                self._sql(
+                    "UPDATE cw_sessions SET turns = turns + 1, updated = ? "
+                    "WHERE id = ? AND owner = ?"
+                ),
+                (now, session_id, owner),
             )
+            if cursor.rowcount != 1:
+                raise SessionOwnerError(session_id)
             rows = await self._fetch("SELECT turns FROM cw_sessions WHERE id = ?", session_id)
             number = int(rows[0][0])
             await self._db.execute(
@@ -208,9 +241,13 @@ class SqlSessionIndex:
             raise
         return Turn(session_id, number, question, answer, sources, cache_keys, mode, now)
 
-    async def sessions(self, limit: int = 100) -> list[SessionInfo]:
+    async def sessions(self, owner: str, limit: int = 100) -> list[SessionInfo]:
+        """`owner`'s sessions, most recently updated first."""
         rows = await self._read(
-            f"SELECT {_SESSION_COLUMNS} FROM cw_sessions ORDER BY updated DESC LIMIT ?", limit
+            f"SELECT {_SESSION_COLUMNS} FROM cw_sessions WHERE owner = ? "
+            "ORDER BY updated DESC LIMIT ?",
+            owner,
+            limit,
         )
         return [_info(r) for r in rows]
 
@@ -229,6 +266,23 @@ class SqlSessionIndex:
     async def delete(self, session_id: str) -> bool:
         async with self._lock:
             return await self._delete(session_id)
+
+    async def record_feedback(
+        self, session_id: str, turn: int, owner: str, rating: str, cache_removed: bool
+    ) -> None:
+        async with self._lock:
+            try:
+                await self._db.execute(
+                    self._sql(
+                        "INSERT INTO cw_feedback (session_id, turn, owner, rating, "
+                        "cache_removed, created) VALUES (?, ?, ?, ?, ?, ?)"
+                    ),
+                    (session_id, turn, owner, rating, int(cache_removed), time.time()),
+                )
+                await self._db.commit()
+            except BaseException:
+                await self._db.rollback()
+                raise
 
     async def _delete(self, session_id: str) -> bool:
         try:

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import re
-import secrets
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from codeweaver.agent.runner import InvalidQuestionError
+from codeweaver.api.auth import DEFAULT_USER, TokenTable
 from codeweaver.api.queue import QueueFullError
 from codeweaver.api.render import safe_url
-from codeweaver.api.service import ChatService, SessionNotFoundError
+from codeweaver.api.service import ChatService, SessionNotFoundError, StoreUnavailableError
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -93,35 +93,55 @@ def _service(app: FastAPI) -> ChatService:
     return service
 
 
-def _password(token: str) -> Callable[[str, str], bool]:
-    """A login check: any user name, the API token as the password."""
-    expected = token.encode()
-    return lambda _user, password: secrets.compare_digest(password.encode(), expected)
+def _password(tokens: TokenTable) -> Callable[[str, str], bool]:
+    """A login check: the user's name and their API token as the password
+    (`default` for CODEWEAVER_API_TOKEN)."""
+    return lambda user, password: tokens.user_for(password) == user
 
 
-def mount_gradio(app: FastAPI, path: str = "/gradio", *, token: str | None = None) -> FastAPI:
-    """Mount the Gradio chat on `app` at `path`; with `token`, its login password."""
+def _owner(request: Any) -> str:
+    """The logged-in user; everyone is the default user when no token is configured."""
+    name = getattr(request, "username", None)
+    return str(name) if name else DEFAULT_USER
+
+
+def mount_gradio(
+    app: FastAPI, path: str = "/gradio", *, tokens: TokenTable | None = None
+) -> FastAPI:
+    """Mount the Gradio chat on `app` at `path`; with tokens, behind a login."""
     try:
         import gradio as gr
     except ImportError:
         raise GradioMissingError(MISSING) from None
 
     async def ask(
-        message: str, history: list[Any], session: str | None, mode: str = "pipeline"
+        message: str,
+        history: list[Any],
+        session: str | None,
+        mode: str = "pipeline",
+        request: gr.Request | None = None,
     ) -> AsyncIterator[Outputs]:
         """Stream one answer: tokens, then the answer with its sources; steps beside."""
         service = _service(app)
+        owner = _owner(request)
         try:
+            await service.claim(session, owner)
             question, ticket = service.reserve(message)
-        except (InvalidQuestionError, QueueFullError) as exc:
+        except (InvalidQuestionError, QueueFullError, StoreUnavailableError) as exc:
             gr.Warning(str(exc))
+            yield history, "", session, message
+            return
+        except SessionNotFoundError:
+            gr.Warning("no such session; start a new one")
             yield history, "", session, message
             return
         chat: list[Any] = [*history, {"role": "user", "content": inert_markdown(question)}]
         chat.append({"role": "assistant", "content": "…"})
         steps: list[str] = []
         text = ""
-        async with contextlib.aclosing(service.stream(question, ticket, session, mode)) as events:
+        async with contextlib.aclosing(
+            service.stream(question, ticket, session, mode, owner)
+        ) as events:
             async for event in events:
                 data = event.data
                 if event.kind == "token":
@@ -144,18 +164,20 @@ def mount_gradio(app: FastAPI, path: str = "/gradio", *, token: str | None = Non
                     chat[-1] = {"role": "assistant", "content": shown}
                 yield chat, "\n".join(steps[-MAX_STEPS:]), session, ""
 
-    async def list_sessions(current: str | None) -> Any:
+    async def list_sessions(current: str | None, request: gr.Request | None = None) -> Any:
         """The session choices, most recently updated first."""
-        infos = await _service(app).sessions(100)
+        infos = await _service(app).sessions(100, _owner(request))
         choices = [(f"{info.title[:60]} ({info.turns})", info.id) for info in infos]
         return gr.Dropdown(choices=choices, value=current)
 
-    async def load_session(session_id: str | None) -> tuple[Any, Any, Any]:
+    async def load_session(
+        session_id: str | None, request: gr.Request | None = None
+    ) -> tuple[Any, Any, Any]:
         """A session's history into the chat; it becomes the current session."""
         if not session_id:
             return gr.skip(), gr.skip(), gr.skip()
         try:
-            _, messages = await _service(app).history(session_id)
+            _, messages = await _service(app).history(session_id, _owner(request))
         except (SessionNotFoundError, ValueError):
             gr.Warning(f"no session {session_id[:64]!r}")
             return gr.skip(), gr.skip(), gr.skip()
@@ -231,7 +253,7 @@ def mount_gradio(app: FastAPI, path: str = "/gradio", *, token: str | None = Non
         app,
         blocks,
         path=path,
-        auth=_password(token) if token else None,
+        auth=_password(tokens) if tokens is not None and tokens.required else None,
         show_error=False,  # unexpected errors show as "Error", never their text or traceback
         ssr_mode=False,
         mcp_server=False,
