@@ -48,7 +48,9 @@ def test_add_list_remove_json(env: Path, docs: Path) -> None:
     code, out, _ = run("add", str(docs), "--json")
     assert code == 0, out
     report = json.loads(out)
-    assert report["counts"] == {"added": 2, "updated": 0, "unchanged": 0, "removed": 0, "failed": 1}
+    assert report["counts"] == {
+        "added": 2, "updated": 0, "unchanged": 0, "removed": 0, "skipped": 0, "failed": 1,
+    }  # fmt: skip
     failed = [f for f in report["files"] if f["outcome"] == "failed"]
     assert (
         failed[0]["display_path"] == "team-docs/blob.txt" and failed[0]["reason"] == "binary file"
@@ -78,7 +80,7 @@ def test_human_output(env: Path, docs: Path) -> None:
     assert code == 0
     assert "added  team-docs/runbook.md (1 chunk)" in out
     assert "failed  team-docs/blob.txt — binary file" in out
-    assert "added 2 · updated 0 · unchanged 0 · removed 0 · failed 1" in out
+    assert "added 2 · updated 0 · unchanged 0 · removed 0 · skipped 0 · failed 1" in out
     code, out, _ = run("list")
     assert code == 0 and "team-docs/runbook.md" in out and "2 files, 2 chunks" in out
     (docs / "runbook.md").write_text("# Runbook\n\nRestart with `qctl bounce --hard`.\n")

@@ -114,7 +114,9 @@ def test_ingest_reports_every_file(settings: Settings, tmp_path: Path) -> None:
     assert "larger than 5 MB" in reasons["huge.txt"]
     assert by_name["missing.md"].reason == "not found"
     assert "unsupported file type" in by_name["logo.png"].reason
-    assert report.counts() == {"added": 6, "updated": 0, "unchanged": 0, "removed": 0, "failed": 5}
+    assert report.counts() == {
+        "added": 6, "updated": 0, "unchanged": 0, "removed": 0, "skipped": 0, "failed": 5,
+    }  # fmt: skip
     assert not any("node_modules" in f.path or "/." in f.path for f in report.files)
     # 9 files found in the folder + logo.png given by name; the missing path is not a file.
     assert phases[:2] == [("scanning", 0, 0), ("scanning", 10, 10)]

@@ -129,7 +129,7 @@ def read_token_file(path: Path) -> dict[str, str]:
         if user in users:
             raise TokenFileError(f"{path}:{number}: user {user!r} is listed twice")
         if token in pairs:
-            raise TokenFileError(f"{path}:{number}: this token is already {pairs[token]!r}'s")
+            raise TokenFileError(f"{path}:{number}: this token is already used by {pairs[token]!r}")
         users.add(user)
         pairs[token] = user
     if not pairs:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
 from contextlib import nullcontext
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -21,7 +21,16 @@ index_app = typer.Typer(
 )
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-PathsArg = Annotated[list[Path], typer.Argument(help="Files or folders.", show_default=False)]
+# Strings, not Paths: Typer turns "" into Path("."), which would index the current folder.
+PathsArg = Annotated[list[str], typer.Argument(help="Files or folders.", show_default=False)]
+HiddenOpt = Annotated[
+    bool,
+    typer.Option(
+        "--include-hidden",
+        help="Also index hidden files and folders (.env, .github, …) inside the folders "
+        "given; .git, node_modules and other dependency folders are always skipped.",
+    ),
+]
 
 
 def _console(stderr: bool = False) -> Console:
@@ -30,9 +39,50 @@ def _console(stderr: bool = False) -> Console:
     return Console(stderr=stderr)
 
 
+def _one_line(text: str) -> str:
+    """A path, title or reason from outside as one line without escape sequences."""
+    from codeweaver.cli.terminal import terminal_safe
+
+    return terminal_safe(text, single_line=True)
+
+
+def _markup(text: str) -> str:
+    """`_one_line(text)` escaped for Rich markup: a "[red]" in a title stays text."""
+    from rich.markup import escape
+
+    return escape(_one_line(text))
+
+
 def _fail(message: str, code: int = 2) -> NoReturn:
-    _console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    from rich.markup import escape
+
+    from codeweaver.cli.terminal import terminal_safe
+
+    # Multi-line messages stay so; the paths in them were made single-line by the caller.
+    safe = escape(terminal_safe(message))
+    _console(stderr=True).print(f"[bold red]error:[/] {safe}", highlight=False)
     raise typer.Exit(code)
+
+
+def _check_given(paths: list[str], *, must_exist: bool) -> None:
+    """Refuse empty paths (rc 2) and, with `must_exist`, paths that do not exist."""
+    if any(not p.strip() for p in paths):
+        _fail("empty path given: name a file or folder (use . for the current folder)")
+    if must_exist:
+        missing = [p for p in paths if _missing(p)]
+        if missing:
+            _fail(f"no such file or folder: {', '.join(map(_one_line, missing))}")
+
+
+def _missing(path: str) -> bool:
+    """Surely absent; a path that exists but cannot be read is reported by the scan."""
+    try:
+        os.stat(os.path.expanduser(path))
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except OSError:
+        return False
+    return False
 
 
 def _known_errors() -> tuple[type[Exception], ...]:
@@ -57,19 +107,23 @@ def _print_json(data: Any) -> None:
 
 
 def _print_report(report: IndexReport, verb: str) -> None:
-    from rich.markup import escape
-
     console = _console()
-    styles = {"added": "green", "updated": "cyan", "removed": "yellow", "failed": "red"}
+    styles = {
+        "added": "green",
+        "updated": "cyan",
+        "removed": "yellow",
+        "skipped": "magenta",
+        "failed": "red",
+    }
     for item in report.files:
         if item.outcome == "unchanged":
             continue
         style = styles[item.outcome]
-        line = f"[{style}]{item.outcome:>8}[/]  {escape(item.display_path)}"
+        line = f"[{style}]{item.outcome:>8}[/]  {_markup(item.display_path)}"
         if item.chunks:
             line += f" [dim]({item.chunks} chunk{'s' if item.chunks != 1 else ''})[/]"
         if item.reason:
-            line += f" — {escape(item.reason)}"
+            line += f" — {_markup(item.reason)}"
         console.print(line, highlight=False)
     counts = report.counts()
     summary = " · ".join(f"{name} {counts[name]}" for name in counts)
@@ -81,14 +135,13 @@ def _print_report(report: IndexReport, verb: str) -> None:
 
 
 @index_app.command("add")
-def add(paths: PathsArg, as_json: JsonOpt = False) -> None:
+def add(paths: PathsArg, as_json: JsonOpt = False, include_hidden: HiddenOpt = False) -> None:
     """Index files and folders (Markdown, reST, text, HTML, PDF, source code).
 
-    Unchanged files are skipped; changed files have their chunks replaced.
+    Unchanged files are skipped; changed files have their chunks replaced. Inside folders,
+    symlinks out of the folder, hidden files and FIFOs or devices are not read.
     """
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        _fail(f"no such file or folder: {', '.join(missing)}")
+    _check_given(paths, must_exist=True)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     stderr = _console(stderr=True)
@@ -110,7 +163,11 @@ def add(paths: PathsArg, as_json: JsonOpt = False) -> None:
     try:
         _settings, kb = _open()
         with bar if interactive else nullcontext():
-            report = kb.add(paths, progress=on_phase if interactive else None)
+            report = kb.add(
+                paths,
+                progress=on_phase if interactive else None,
+                include_hidden=include_hidden,
+            )
     except _known_errors() as exc:
         _fail(str(exc))
     if as_json:
@@ -118,7 +175,8 @@ def add(paths: PathsArg, as_json: JsonOpt = False) -> None:
     else:
         _print_report(report, "indexed")
     counts = report.counts()
-    if counts["failed"] and not (counts["added"] or counts["updated"] or counts["unchanged"]):
+    not_read = counts["failed"] or counts["skipped"]
+    if not_read and not (counts["added"] or counts["updated"] or counts["unchanged"]):
         raise typer.Exit(1)  # nothing given could be indexed
 
 
@@ -143,11 +201,14 @@ def list_files(as_json: JsonOpt = False) -> None:
     from datetime import datetime
 
     from rich.table import Table
+    from rich.text import Text
 
     table = Table("file", "chunks", "indexed", "title")
     for f in files:
         when = datetime.fromtimestamp(f.indexed_at).isoformat(sep=" ", timespec="seconds")
-        table.add_row(f.display_path, str(f.chunks), when, f.title)
+        # Text cells: a title is the file's own words, never markup or escape sequences.
+        path, title = Text(_one_line(f.display_path)), Text(_one_line(f.title))
+        table.add_row(path, str(f.chunks), when, title)
     console.print(table)
     console.print(f"{len(files)} files, {sum(f.chunks for f in files)} chunks", highlight=False)
 
@@ -155,6 +216,7 @@ def list_files(as_json: JsonOpt = False) -> None:
 @index_app.command("remove")
 def remove(paths: PathsArg, as_json: JsonOpt = False) -> None:
     """Remove the chunks of files, or of every file under folders (the files may be gone)."""
+    _check_given(paths, must_exist=False)
     try:
         _settings, kb = _open()
         report = kb.remove(paths)
@@ -164,7 +226,7 @@ def remove(paths: PathsArg, as_json: JsonOpt = False) -> None:
         _print_json(report.to_dict())
     else:
         _print_report(report, "removed")
-    not_indexed = [f.display_path for f in report.of("failed")]
+    not_indexed = [_one_line(f.display_path) for f in report.of("failed")]
     if not_indexed and not as_json:
         _fail(f"not in the knowledge base: {', '.join(not_indexed)}")
     if not_indexed:

@@ -1,50 +1,37 @@
-"""Finding and reading knowledge-base files: Markdown, reST, text, HTML, PDF and source code."""
+"""Reading knowledge-base files: Markdown, reST, text, HTML, PDF and source code.
+
+Which files are read is decided in `codeweaver.kb.scan`.
+"""
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import re
-from collections.abc import Iterator
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-MAX_FILE_BYTES = 5 * 1024 * 1024
-SKIPPED_DIRS = frozenset(
-    {".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", "site-packages"}
-)
+from codeweaver.kb.scan import NOT_REGULAR, os_reason
+from codeweaver.kb.scan import FileKind as FileKind
+from codeweaver.kb.scan import file_kind as file_kind
+from codeweaver.kb.scan import iter_files as iter_files
 
-# Extension -> langchain-text-splitters `Language` value (None: generic splitting).
-CODE_EXTENSIONS: dict[str, str | None] = {
-    ".py": "python", ".pyi": "python", ".js": "js", ".jsx": "js", ".mjs": "js", ".cjs": "js",
-    ".ts": "ts", ".tsx": "ts", ".java": "java", ".kt": "kotlin", ".kts": "kotlin",
-    ".go": "go", ".rs": "rust", ".rb": "ruby", ".php": "php", ".c": "c", ".h": "c",
-    ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp", ".hh": "cpp", ".cs": "csharp",
-    ".swift": "swift", ".scala": "scala", ".lua": "lua", ".pl": "perl", ".hs": "haskell",
-    ".ex": "elixir", ".exs": "elixir", ".ps1": "powershell", ".proto": "proto", ".sol": "sol",
-    ".r": "r", ".tex": "latex", ".sh": None, ".bash": None, ".zsh": None, ".sql": None,
-    ".yaml": None, ".yml": None, ".toml": None, ".ini": None, ".cfg": None, ".json": None,
-    ".css": None, ".scss": None, ".vue": None, ".svelte": None, ".dart": None, ".m": None,
-}  # fmt: skip
-TEXT_EXTENSIONS = {".txt": "text", ".text": "text", ".log": "text", ".csv": "text"}
-DOC_EXTENSIONS = {
-    ".md": "markdown", ".markdown": "markdown", ".mdx": "markdown",
-    ".rst": "rst", ".rest": "rst",
-    ".html": "html", ".htm": "html", ".xhtml": "html",
-    ".pdf": "pdf",
-}  # fmt: skip
-PLAIN_NAMES = {"readme", "license", "changelog", "authors", "contributing", "notice", "todo"}
-CODE_NAMES = {"makefile", "dockerfile", "justfile", "rakefile", "gemfile"}
+MAX_FILE_BYTES = 5 * 1024 * 1024
+# UTF-32 first: its little-endian mark starts with UTF-16's.
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+# Never block on open (a FIFO swapped in after the check) nor take a terminal as ours.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
 
 
 class LoadError(Exception):
     """A file cannot be indexed; the message is the reason shown to the user."""
-
-
-@dataclass(frozen=True)
-class FileKind:
-    kind: str  # markdown | rst | text | html | pdf | code
-    language: str | None = None
 
 
 @dataclass
@@ -61,54 +48,24 @@ class Document:
     page_starts: list[int] = field(default_factory=list)
 
 
-def file_kind(path: Path) -> FileKind | None:
-    """The kind of a file by its name, or None when it is not a supported type."""
-    suffix = path.suffix.lower()
-    if suffix in DOC_EXTENSIONS:
-        return FileKind(DOC_EXTENSIONS[suffix])
-    if suffix in TEXT_EXTENSIONS:
-        return FileKind("text")
-    if suffix in CODE_EXTENSIONS:
-        return FileKind("code", CODE_EXTENSIONS[suffix])
-    stem = path.name.lower()
-    if stem in CODE_NAMES:
-        return FileKind("code")
-    if not suffix and stem in PLAIN_NAMES:
-        return FileKind("text")
-    return None
+def load_document(path: Path, *, follow_symlinks: bool = True) -> Document:
+    """Read and convert one file; raises `LoadError` with a short reason.
 
-
-def iter_files(root: Path) -> Iterator[Path]:
-    """Supported files under `root`, sorted; hidden and dependency folders are skipped."""
-    for current, dirs, files in os.walk(root, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-        for name in sorted(files):
-            # Hidden files are skipped too: `.env` and friends often hold secrets.
-            if name.startswith("."):
-                continue
-            path = Path(current) / name
-            if file_kind(path) is not None and path.is_file():
-                yield path
-
-
-def load_document(path: Path) -> Document:
-    """Read and convert one file; raises `LoadError` with a short reason."""
+    Only regular files are opened (a FIFO would block, a device could be endless).
+    `follow_symlinks=False` refuses a symlink, so a link swapped in after the scan is not
+    followed either.
+    """
     kind = file_kind(path)
     if kind is None:
         raise LoadError(f"unsupported file type ({path.suffix or path.name})")
     try:
-        stat = path.stat()
-        if stat.st_size > MAX_FILE_BYTES:
-            raise LoadError(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
-        data = path.read_bytes()
+        data, mtime = _read(path, follow_symlinks)
     except FileNotFoundError:
         raise LoadError("file not found") from None
-    except PermissionError:
-        raise LoadError("permission denied") from None
     except IsADirectoryError:
         raise LoadError("is a directory") from None
     except OSError as exc:
-        raise LoadError(f"cannot read: {exc.strerror or exc}") from None
+        raise LoadError(os_reason(exc)) from None
     digest = hashlib.sha256(data).hexdigest()
     page_starts: list[int] = []
     if kind.kind == "pdf":
@@ -124,10 +81,45 @@ def load_document(path: Path) -> Document:
             title = _title(kind.kind, text) or path.name
     if not text.strip():
         raise LoadError("no text to index")
-    return Document(path, kind, text, title[:200], digest, stat.st_mtime, page_starts)
+    return Document(path, kind, text, title[:200], digest, mtime, page_starts)
+
+
+def _read(path: Path, follow_symlinks: bool) -> tuple[bytes, float]:
+    """The bytes and mtime of a regular file of at most `MAX_FILE_BYTES`."""
+    _check_regular(os.stat(path, follow_symlinks=follow_symlinks).st_mode)
+    flags = _OPEN_FLAGS if follow_symlinks else _OPEN_FLAGS | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        _check_regular(info.st_mode)  # what was opened may not be what was checked
+        too_big = LoadError(f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MB")
+        if info.st_size > MAX_FILE_BYTES:
+            raise too_big
+        data = handle.read(MAX_FILE_BYTES + 1)  # the file may grow while it is read
+    if len(data) > MAX_FILE_BYTES:
+        raise too_big
+    return data, info.st_mtime
+
+
+def _check_regular(mode: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise LoadError("is a directory")
+    if stat.S_ISLNK(mode):
+        raise LoadError("is a symlink")
+    if not stat.S_ISREG(mode):
+        raise LoadError(NOT_REGULAR)
 
 
 def _decode(data: bytes) -> str:
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            try:
+                text = data[len(bom) :].decode(encoding)
+            except UnicodeDecodeError:
+                raise LoadError("binary file") from None
+            if "\x00" in text[:8192] or _mostly_controls(text[:8192]):
+                raise LoadError("binary file")
+            return text
     if b"\x00" in data[:8192]:
         raise LoadError("binary file")
     try:
@@ -135,10 +127,14 @@ def _decode(data: bytes) -> str:
     except UnicodeDecodeError:
         pass
     # Not UTF-8: accept legacy 8-bit text, but not data that is mostly control bytes.
-    controls = sum(1 for b in data[:8192] if b < 32 and b not in (9, 10, 12, 13))
-    if controls > len(data[:8192]) * 0.05:
+    if _mostly_controls(data[:8192].decode("latin-1")):
         raise LoadError("binary file")
     return data.decode("cp1252", errors="replace")
+
+
+def _mostly_controls(sample: str) -> bool:
+    controls = sum(1 for c in sample if c < " " and c not in "\t\n\f\r")
+    return controls > len(sample) * 0.05
 
 
 def _title(kind: str, text: str) -> str:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-Outcome = Literal["added", "updated", "unchanged", "removed", "failed"]
-OUTCOMES: tuple[Outcome, ...] = ("added", "updated", "unchanged", "removed", "failed")
+# `skipped`: deliberately not read (a symlink out of the folder, a FIFO); `failed`: could
+# not be read or indexed (missing, unreadable, binary).
+Outcome = Literal["added", "updated", "unchanged", "removed", "skipped", "failed"]
+OUTCOMES: tuple[Outcome, ...] = ("added", "updated", "unchanged", "removed", "skipped", "failed")
 
 
 @dataclass(frozen=True)

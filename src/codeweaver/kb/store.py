@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 import uuid
@@ -83,6 +84,18 @@ class _Pending:
     old_ids: list[str]
 
 
+def _vanished(path: str) -> str:
+    """Why the indexed file `path` is no longer there, or "" when it is (or cannot tell)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "file was deleted"
+    except OSError:
+        return ""  # an unreadable folder does not mean its files are gone
+    # A folder walk never indexes a symlink under its own path (see `codeweaver.kb.scan`).
+    return "file was replaced by a symlink" if stat.S_ISLNK(mode) else ""
+
+
 class KnowledgeBase:
     """Files chunked, embedded and stored in `kb__<model>__<dim>`."""
 
@@ -112,28 +125,27 @@ class KnowledgeBase:
 
     # -- ingest ---------------------------------------------------------------------------
 
-    def add(self, paths: Sequence[str | Path], progress: Progress | None = None) -> IndexReport:
-        """Index files and folders; unchanged files are skipped, changed ones replaced."""
-        from codeweaver.kb.loaders import LoadError, iter_files, load_document
+    def add(
+        self,
+        paths: Sequence[str | Path],
+        progress: Progress | None = None,
+        *,
+        include_hidden: bool = False,
+    ) -> IndexReport:
+        """Index files and folders; unchanged files are skipped, changed ones replaced.
+
+        Which files are read (symlinks, hidden files, FIFOs): see `codeweaver.kb.scan`.
+        """
+        from codeweaver.kb.loaders import LoadError, load_document
+        from codeweaver.kb.scan import scan
 
         started = time.perf_counter()
         report = IndexReport()
         notify = progress or (lambda phase, done, total: None)
         notify("scanning", 0, 0)
-        files: dict[Path, str] = {}  # resolved path -> display path
-        folders: list[Path] = []
-        for given in paths:
-            path = Path(given).expanduser()
-            if not path.exists():
-                report.files.append(FileResult(str(given), str(given), "failed", 0, "not found"))
-                continue
-            path = path.resolve()
-            if path.is_dir():
-                folders.append(path)
-                for found in iter_files(path):
-                    files.setdefault(found, found.relative_to(path.parent).as_posix())
-            else:
-                files.setdefault(path, path.name)
+        found = scan(paths, include_hidden=include_hidden)
+        report.files.extend(found.problems)
+        files = found.files
         notify("scanning", len(files), len(files))
         manifest = self._manifest()
         pending: list[_Pending] = []
@@ -144,7 +156,7 @@ class KnowledgeBase:
             old_ids = old.ids
             display = old.display or display  # keep the name a file was first indexed under
             try:
-                doc = load_document(path)
+                doc = load_document(path, follow_symlinks=False)  # scan resolved it
                 if doc.sha256 == old.sha256:
                     report.files.append(FileResult(key, display, "unchanged", len(old_ids)))
                 else:
@@ -159,7 +171,10 @@ class KnowledgeBase:
                 pending = []
             notify("indexing", done, total)
         report.files.extend(self._write(pending))
-        report.files.extend(self._drop_vanished(folders, manifest, set(map(str, files))))
+        skipped = {f.path: f.reason for f in found.problems if f.outcome == "skipped"}
+        report.files.extend(
+            self._drop_vanished(found.folders, manifest, set(map(str, files)), skipped)
+        )
         report.files.sort(key=lambda f: (f.display_path, f.path))
         report.seconds = time.perf_counter() - started
         return report
@@ -220,18 +235,27 @@ class KnowledgeBase:
         return manifest
 
     def _drop_vanished(
-        self, folders: Iterable[Path], manifest: dict[str, _Indexed], seen: set[str]
+        self,
+        folders: Iterable[Path],
+        manifest: dict[str, _Indexed],
+        seen: set[str],
+        skipped: dict[str, str],
     ) -> list[FileResult]:
-        """Files indexed under a re-added folder that no longer exist are removed."""
+        """Files indexed under a re-added folder that are gone, or now skipped, are removed.
+
+        A file now skipped (say, replaced by a symlink out of the folder) loses the chunks
+        an earlier run stored for it.
+        """
         results: list[FileResult] = []
         for folder in folders:
             prefix = str(folder).rstrip(os.sep) + os.sep
             for path, old in manifest.items():
-                if path.startswith(prefix) and path not in seen and not Path(path).exists():
+                if not path.startswith(prefix) or path in seen:
+                    continue
+                reason = skipped.get(path) or _vanished(path)
+                if reason:
                     self.collection.delete_ids(old.ids)
-                    results.append(
-                        FileResult(path, old.display, "removed", len(old.ids), "file was deleted")
-                    )
+                    results.append(FileResult(path, old.display, "removed", len(old.ids), reason))
         if results:
             _bump()
         return results
@@ -244,6 +268,9 @@ class KnowledgeBase:
         report = IndexReport()
         indexed = {f.path: f for f in self.list_files()}
         for given in paths:
+            if not str(given).strip():  # Path("") is the current folder: never a target
+                report.files.append(FileResult(str(given), str(given), "failed", 0, "empty path"))
+                continue
             target = str(Path(given).expanduser().resolve())
             prefix = target.rstrip(os.sep) + os.sep
             matched = [f for p, f in indexed.items() if p == target or p.startswith(prefix)]
