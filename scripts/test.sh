@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install with the dev extra, then lint, type-check and run every test.
-# Needs PostgreSQL on 127.0.0.1:5432 (database `test`, trust auth) and Debian's Chromium
+# Needs PostgreSQL on 127.0.0.1:5432 (database `test`, trust auth), Redis on
+# 127.0.0.1:6379 and Debian's Chromium
 # for the browser test; Chromium is installed here when missing (root or sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
