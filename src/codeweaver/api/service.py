@@ -63,7 +63,7 @@ def public_sources(sources: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
             "title": str(s.get("title", "")),
             "url": safe_url(str(s.get("url", ""))),
             "source": str(s.get("source", "")),
-            "attribution": str(s.get("attribution", "")),
+            "attribution": str(s.get("attribution") or ""),
         }
         for n, s in enumerate(sources, 1)
     ]

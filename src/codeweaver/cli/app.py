@@ -11,6 +11,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
+
+from codeweaver.cli.terminal import terminal_safe
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -19,7 +22,36 @@ if TYPE_CHECKING:
     from codeweaver.config import Settings
     from codeweaver.memory.cache import AnswerCache
 
+
+def _not_utf8(args: list[str]) -> str | None:
+    """The first argument that is not valid UTF-8, its bad bytes shown escaped. Python
+    hands undecodable argv bytes over as lone surrogates, which could not be printed,
+    stored or sent to the model."""
+    for arg in args:
+        if any("\ud800" <= c <= "\udfff" for c in arg):
+            try:
+                raw = arg.encode("utf-8", "surrogateescape")  # back to the bytes typed
+            except UnicodeEncodeError:  # a surrogate not made from a byte
+                raw = arg.encode("utf-8", "backslashreplace")
+            shown = raw.decode("utf-8", "backslashreplace")
+            return shown if len(shown) <= 80 else f"{shown[:77]}..."
+    return None
+
+
+class _Commands(TyperGroup):
+    """The command group, refusing arguments that are not UTF-8 before any command runs."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        if (bad := _not_utf8(args)) is not None:
+            _fail(
+                f"the argument '{terminal_safe(bad, single_line=True)}' is not valid UTF-8 "
+                "text (check the encoding of your terminal or script)"
+            )
+        return super().parse_args(ctx, args)
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="codeweaver",
     help="Answers developers' questions from many sources at once, with citations.",
     no_args_is_help=True,
@@ -67,8 +99,15 @@ def _settings(**explicit: Any) -> Settings:
     return Settings(**{k: v for k, v in explicit.items() if v is not None})
 
 
+def _safe(text: object, single_line: bool = False) -> str:
+    """Outside text for a Rich markup string: no terminal escapes, no markup."""
+    from rich.markup import escape
+
+    return escape(terminal_safe(str(text), single_line=single_line))
+
+
 def _fail(message: str, code: int = 2) -> None:
-    _console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    _console(stderr=True).print(f"[bold red]error:[/] {_safe(message)}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -121,7 +160,7 @@ def _prepare(settings: Settings, interactive: bool) -> Deps:
     with phases if interactive else nullcontext():
         problems = prepare_sources(deps, on_phase if interactive else None)
     for problem in problems:
-        console.print(f"[yellow]warning:[/] {problem}", highlight=False)
+        console.print(f"[yellow]warning:[/] {_safe(problem)}", highlight=False)
     return deps
 
 
@@ -191,13 +230,17 @@ async def _chat(deps: Deps, thread: str, console: Console, mode: str = "pipeline
     from codeweaver.cli.render import LiveRun, plain_result, print_result
     from codeweaver.factory import open_assistant
 
-    console.print(f"[dim]thread {thread} — /new for a new thread, /exit to leave[/]")
+    shown = _safe(thread, single_line=True)
+    console.print(f"[dim]thread {shown} — /new for a new thread, /exit to leave[/]")
     async with open_assistant(deps) as assistant:
         while True:
             try:
                 line = await asyncio.to_thread(console.input, "[bold blue]you>[/] ")
             except (EOFError, KeyboardInterrupt):
                 break
+            except UnicodeDecodeError:  # bytes that are not UTF-8 on standard input
+                console.print("[red]that line is not valid UTF-8 text[/]")
+                continue
             text = line.strip()
             if text in {"/exit", "/quit"}:
                 break
@@ -215,7 +258,7 @@ async def _chat(deps: Deps, thread: str, console: Console, mode: str = "pipeline
                     result = await assistant.ask(text, thread, mode)
                     console.print(plain_result(result), markup=False, highlight=False)
             except InvalidQuestionError as exc:
-                console.print(f"[red]{exc}[/]")
+                console.print(f"[red]{_safe(exc)}[/]")
 
 
 @app.command()
@@ -226,7 +269,7 @@ def setup(model: ModelOpt = None) -> None:
         _prepare(settings, interactive=True)
     except _known_errors() as exc:
         _fail(str(exc))
-    _console().print(f"ready: {settings.model}")
+    _console().print(f"ready: {_safe(settings.model)}")
 
 
 @app.command()
@@ -281,7 +324,7 @@ def _open_cache() -> AnswerCache:
 def cache_stats() -> None:
     """Number of cached answers and hits."""
     stats = _open_cache().stats()
-    _console().print(f"entries: {stats.entries}  hits: {stats.hits}  store: {stats.path}")
+    _console().print(f"entries: {stats.entries}  hits: {stats.hits}  store: {_safe(stats.path)}")
 
 
 @cache_app.command("list")
@@ -292,7 +335,8 @@ def cache_list(limit: Annotated[int, typer.Option(min=1)] = 20) -> None:
     console = _console()
     for entry in _open_cache().entries(limit):
         when = datetime.fromtimestamp(entry.created_at).isoformat(timespec="seconds")
-        console.print(f"{when}  hits={entry.hits}  {entry.question}", highlight=False)
+        question = _safe(entry.question, single_line=True)
+        console.print(f"{when}  hits={entry.hits}  {question}", highlight=False)
 
 
 @cache_app.command("forget")
@@ -325,7 +369,7 @@ def cache_clear(
         return  # unreachable: _fail exits
     entries = "?" if cleared.entries is None else str(cleared.entries)
     _console().print(
-        f"removed {entries} cached HTTP responses ({cleared.size} bytes) from {directory}",
+        f"removed {entries} cached HTTP responses ({cleared.size} bytes) from {_safe(directory)}",
         highlight=False,
     )
 

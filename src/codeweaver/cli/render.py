@@ -2,15 +2,19 @@
 
 On a terminal the run is shown live; when output is piped only plain text is written,
 so `codeweaver ask … | less` and scripts see the answer and its sources, nothing else.
+Everything shown comes from outside (web pages, documents, the model), so it passes
+`terminal_safe` first: no escape sequence in it reaches the terminal.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from rich.console import Console, Group
+from rich.highlighter import JSONHighlighter
 from rich.live import Live
 from rich.markdown import Markdown
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
@@ -19,25 +23,32 @@ from rich.text import Text
 
 from codeweaver.agent.runner import RunEvent, RunResult
 from codeweaver.agent.state import SearchResult, Step
+from codeweaver.cli.terminal import terminal_safe
 
 _ICONS = {"think": "💭", "act": "→", "observe": "✓", "error": "✗"}
 _STYLES = {"think": "cyan", "act": "yellow", "observe": "green", "error": "red"}
 MAX_VISIBLE_STEPS = 14
+# JSON keeps C1 controls, DEL and lone surrogates raw; as \u escapes it means the same.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")
+
+
+def _line(value: object) -> str:
+    return terminal_safe(str(value), single_line=True)
 
 
 def format_source(n: int, source: SearchResult) -> str:
-    parts = [f"[{n}] {source['title']}"]
+    parts = [f"[{n}] {_line(source['title'])}"]
     if source.get("url"):
-        parts.append(source["url"])
+        parts.append(_line(source["url"]))
     if source.get("reference"):
-        parts.append(f"({source['reference']})")
+        parts.append(f"({_line(source['reference'])})")
     if source.get("attribution"):
-        parts.append(f"— {source['attribution']}")
+        parts.append(f"— {_line(source['attribution'])}")
     return " ".join(parts)
 
 
 def plain_result(result: RunResult) -> str:
-    lines = [result.answer.strip()]
+    lines = [terminal_safe(result.answer).strip()]
     if result.sources:
         lines += ["", "Sources:"]
         lines += [format_source(n, s) for n, s in enumerate(result.sources, 1)]
@@ -47,8 +58,8 @@ def plain_result(result: RunResult) -> str:
 def step_line(item: Step) -> Text:
     kind = item["kind"]
     line = Text(f"{_ICONS.get(kind, '·')} ", style=_STYLES.get(kind, ""))
-    line.append(f"{item['node']}", style="bold")
-    line.append(f"  {item['message']}")
+    line.append(_line(item["node"]), style="bold")
+    line.append(f"  {_line(item['message'])}")
     return line
 
 
@@ -91,7 +102,7 @@ class LiveRun:
 
 def print_result(console: Console, result: RunResult) -> None:
     console.print()
-    console.print(Markdown(result.answer or "_(no answer)_"))
+    console.print(Markdown(terminal_safe(result.answer) or "_(no answer)_"))
     if result.sources:
         console.print()
         console.print(Text("Sources", style="bold underline"))
@@ -100,7 +111,11 @@ def print_result(console: Console, result: RunResult) -> None:
 
 
 def print_json(console: Console, payload: Any) -> None:
-    console.print_json(json.dumps(payload, ensure_ascii=False, default=str))
+    """`payload` as JSON that holds the same data and no raw control character."""
+    text = json.dumps(payload, ensure_ascii=False, default=str, indent=2)
+    text = _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    # A Text, not a str: a str would have its ":smile:" codes turned into emoji.
+    console.print(JSONHighlighter()(Text(text)), soft_wrap=True)
 
 
 def byte_progress(

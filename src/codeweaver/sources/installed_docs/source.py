@@ -35,6 +35,7 @@ from codeweaver.sources.installed_docs.collect import CollectorOptions, DocEntry
 from codeweaver.sources.installed_docs.dense import DenseVectors
 from codeweaver.sources.installed_docs.exact import other_language
 from codeweaver.sources.installed_docs.indexer import IndexInfo, LoadedIndex
+from codeweaver.sources.installed_docs.licence import Licences, attribution
 from codeweaver.sources.installed_docs.ranking import HybridRanker, RankingOptions
 
 logger = logging.getLogger(__name__)
@@ -159,7 +160,9 @@ def make_snippet(entry: DocEntry, limit: int = SNIPPET_CHARS) -> str:
     return text[: cut if cut > 0 else limit].rstrip() + " …"
 
 
-def to_result(entry: DocEntry, score: float) -> SearchResult:
+def to_result(entry: DocEntry, score: float, licence: str = "") -> SearchResult:
+    """`licence`: the entry's package licence, "" when unknown (never None: it would be
+    shown as the word "None")."""
     result = SearchResult(
         title=entry_title(entry),
         url=entry_url(entry),
@@ -168,7 +171,7 @@ def to_result(entry: DocEntry, score: float) -> SearchResult:
         score=score,
         date=None,
         reference=entry_reference(entry),
-        attribution=None,
+        attribution=attribution(licence),
     )
     if entry.kind != "topic":
         result["api"], result["api_kind"] = entry.name, entry.kind
@@ -207,6 +210,7 @@ class InstalledDocsSource:
         self._ranker: HybridRanker | None = None
         self._rank_lock = threading.Lock()
         self.options = options or CollectorOptions()
+        self._licences = Licences(self.options.paths)
         self._progress = progress
         self._recheck_interval = recheck_interval
         self._lock = threading.Lock()
@@ -294,7 +298,11 @@ class InstalledDocsSource:
         ranker = self._ranker_for(self._ensure(None, retry=False), None, wait=False)
         if other_language(query, ranker.top_set) is not None:
             return []
-        return [to_result(c.entry, round(c.score, 4)) for c in ranker.search(query, limit)]
+        licence = self._licences.of
+        return [
+            to_result(c.entry, round(c.score, 4), licence(c.entry.package, c.entry.version))
+            for c in ranker.search(query, limit)
+        ]
 
     async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
         """Up to `limit` results, best first; `SourceError` if the index is unavailable."""
