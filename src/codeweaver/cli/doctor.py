@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Column, Table
 from rich.text import Text
 
+from codeweaver.cli.terminal import terminal_safe
 from codeweaver.config import Settings
 
 if TYPE_CHECKING:
@@ -80,24 +81,29 @@ def collect_report(settings: Settings) -> dict[str, Any]:
     }
 
 
+def _safe(value: object) -> str:
+    return terminal_safe(str(value), single_line=True)
+
+
 def render_report(console: Console, report: dict[str, Any]) -> None:
     model = report["model"]
-    console.print(f"[bold]model[/]  {model['model']}")
+    # States and paths can hold file names and server text: printed as plain, safe text.
+    console.print(Text("model  ", style="bold") + Text(_safe(model["model"])))
     for key in ("provider", "status", "weights", "runtime"):
         if key in model:
-            console.print(f"  {key}: {model[key]}", highlight=False)
+            console.print(Text(f"  {key}: {_safe(model[key])}"), highlight=False)
     for alias, status in model.get("other_local_models", {}).items():
-        console.print(f"  local:{alias}: {status}", highlight=False)
+        console.print(Text(f"  local:{_safe(alias)}: {_safe(status)}"), highlight=False)
 
     table = Table("source", "state", title="sources", title_justify="left")
     for name, state in report["sources"].items():
         style = "green" if state == "ready" else "yellow"
-        table.add_row(name, f"[{style}]{state}[/]")
+        table.add_row(Text(_safe(name)), Text(_safe(state), style=style))
     console.print(table)
 
     console.print("[bold]stores[/]")
     for name, where in report["stores"].items():
-        console.print(f"  {name}: {where}", highlight=False)
+        console.print(Text(f"  {_safe(name)}: {_safe(where)}"), highlight=False)
     keys = report["keys"]
     console.print("[bold]keys[/] (set / not set, values never shown)")
     for name, present in keys.items():
@@ -148,7 +154,7 @@ def render_live(console: Console, reports: list[ProbeReport]) -> None:
             Text("" if report.latency is None else f"{report.latency:.2f}s"),
             Text("" if report.results is None else str(report.results)),
             Text(report.quota_left or ""),
-            Text(report.reason),
+            Text(_safe(report.reason)),
         )
     console.print(table)
     failed = [r.source for r in reports if r.failed]
