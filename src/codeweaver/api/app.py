@@ -152,9 +152,9 @@ def create_app(
         if limiter.shared:
             await limiter.check_store()
         async with open_thread_store(settings) as store:
-            problem = await check_thread_store(store)
-            if problem is not None:
-                logger.error("thread store: %s", problem.detail)
+            store_problem = await check_thread_store(store)
+            if store_problem is not None:
+                logger.error("thread store: %s", store_problem.detail)
             built = (
                 deps if deps is not None else await asyncio.to_thread(build_deps, settings, llm=llm)
             )
@@ -164,7 +164,7 @@ def create_app(
             assistant = Assistant(built, checkpointer=store.checkpointer)
             queue = RunQueue(_concurrency(settings), settings.api_queue)
             app.state.service = ChatService(
-                assistant, store, queue, problem.reason if problem is not None else None
+                assistant, store, queue, store_problem.reason if store_problem else None
             )
             health.update(await asyncio.to_thread(_static_health, settings, built, store))
             refresher = asyncio.create_task(_refresh_sources(health, built))
