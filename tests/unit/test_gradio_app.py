@@ -253,3 +253,32 @@ def test_the_librarian_mode_can_be_chosen(tmp_path: Path, loopback_only: list[ob
     assert text(chat[-1]).startswith("Iterate over it [1]")
     assert "**act** search\\_official\\_docs" in steps  # the step list escapes Markdown
     assert loopback_only == []
+
+
+def test_each_login_sees_only_its_own_sessions(
+    tmp_path: Path, loopback_only: list[object], warnings: list[str]
+) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alice alice-secret\nbob bob-secret\n")
+    deps, _ = make_deps(tmp_path, SCRIPT, api_tokens_file=tokens)
+    app = mount_gradio(create_app(deps.settings, deps=deps))  # the API's users log in
+    with serve_in_thread(app) as base:
+        alice = client(base, auth=("alice", "alice-secret"))
+        bob = client(base, auth=("bob", "bob-secret"))
+        try:
+            alice.predict(QUESTION, [], api_name="/ask")
+            mine = httpx.get(
+                base + "/api/sessions", headers={"Authorization": "Bearer alice-secret"}
+            ).json()
+            theirs = bob.predict(mine[0]["id"], api_name="/load_session")
+            listed_for_bob = bob.predict(None, api_name="/list_sessions")
+            listed_for_alice = alice.predict(None, api_name="/list_sessions")
+        finally:
+            alice.close()
+            bob.close()
+    assert [s["title"] for s in mine] == [QUESTION]
+    assert theirs == ({"__type__": "update"},) * 2  # bob cannot load alice's session
+    assert warnings == [f"no session {mine[0]['id']!r}"]
+    assert listed_for_bob["choices"] == []
+    assert [value for _, value in listed_for_alice["choices"]] == [mine[0]["id"]]
+    assert loopback_only == []

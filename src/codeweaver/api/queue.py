@@ -4,13 +4,28 @@ A local model computes one answer at a time on a few cores; more requests wait t
 in order, up to a limit, and beyond it the API answers 503 with `Retry-After` instead of
 piling work up. Waiting happens on the event loop (inference itself runs in worker
 threads), so health checks and other requests stay fast.
+
+The queue admits `concurrency + max_waiting` requests at once: a reservation counts
+toward that capacity from `reserve()` (taken before the response starts, so a full queue
+is a 503) until it is released or cancelled. Only the reservations beyond the free slots
+are *waiting*; the others start as soon as they ask for their slot. Slots go to waiting
+tickets in the order they were reserved.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
-from dataclasses import dataclass
+import logging
+import math
+import time
+import weakref
+from collections.abc import Callable
+from typing import Literal
+
+logger = logging.getLogger(__name__)
+
+TicketState = Literal["reserved", "running", "done"]
 
 
 class QueueFullError(RuntimeError):
@@ -23,58 +38,123 @@ class QueueFullError(RuntimeError):
         )
 
 
-@dataclass
 class Ticket:
-    """A place in line, taken before the response starts (so a full line is a 503)."""
+    """A reservation: a place in line, then a computing slot, then nothing.
 
-    number: int
-    queue: RunQueue
+    `release` and `cancel` are idempotent and either frees whatever the ticket holds, so
+    every way a stream ends gives its capacity back. A ticket dropped without either
+    (a response abandoned before its body started) gives it back when collected.
+    """
+
+    def __init__(self, number: int, queue: RunQueue) -> None:
+        self.number = number
+        self.queue = queue
+        self.state: TicketState = "reserved"
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        self._finalizer = weakref.finalize(self, _abandoned, queue, number, loop)
+        self._finalizer.atexit = False
+
+    def __repr__(self) -> str:
+        return f"Ticket(number={self.number}, state={self.state!r})"
+
+    @property
+    def done(self) -> bool:
+        """Released or cancelled: the ticket holds nothing any more."""
+        return self.state == "done"
 
     @property
     def position(self) -> int:
         """How many tickets wait ahead of this one (0: next, or running)."""
-        return sum(1 for n in self.queue._waiting if n < self.number)
+        return self.queue._position(self.number) if self.state == "reserved" else 0
 
     async def acquire(self) -> None:
-        """Wait for a computing slot; the ticket leaves the line however this ends."""
+        """Wait for a computing slot; cancelled, the ticket gives back what it holds."""
+        if self.state != "reserved":
+            raise RuntimeError(f"ticket {self.number} is {self.state}, not waiting")
         try:
-            await self.queue._slots.acquire()
-        finally:
-            self.queue._waiting.discard(self.number)
-        self.queue.running += 1
+            await self.queue._start(self.number)
+        except BaseException:
+            self._finish()
+            raise
+        if self.done:  # cancelled while its slot was being handed over
+            raise asyncio.CancelledError
+        self.state = "running"
 
     def release(self) -> None:
-        self.queue.running -= 1
-        self.queue._slots.release()
+        """Give the slot back once the run is over."""
+        self._finish()
 
     def cancel(self) -> None:
         """Leave the line without running (the client went away first)."""
-        self.queue._waiting.discard(self.number)
+        self._finish()
+
+    def _finish(self) -> None:
+        if self.done:
+            return
+        self.state = "done"
+        self._finalizer.detach()
+        self.queue._leave(self.number)
+
+
+def _abandoned(queue: RunQueue, number: int, loop: asyncio.AbstractEventLoop | None) -> None:
+    """A ticket was collected while it still held a place: give the place back.
+
+    Garbage collection may run on any thread, and the queue belongs to its event loop.
+    """
+    logger.debug("ticket %d dropped without release; its place is given back", number)
+    try:
+        current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        current = None
+    if loop is None or current is loop:
+        queue._leave(number)
+    elif not loop.is_closed():
+        loop.call_soon_threadsafe(queue._leave, number)
 
 
 class RunQueue:
-    def __init__(self, concurrency: int, max_waiting: int, seconds_per_run: float = 20.0) -> None:
+    def __init__(
+        self,
+        concurrency: int,
+        max_waiting: int,
+        seconds_per_run: float = 20.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if concurrency < 1 or max_waiting < 0:
+            raise ValueError("concurrency must be at least 1 and max_waiting at least 0")
         self.concurrency = concurrency
         self.max_waiting = max_waiting
         self.seconds_per_run = seconds_per_run
-        self.running = 0
-        self._slots = asyncio.Semaphore(concurrency)
-        self._waiting: set[int] = set()
+        self._clock = clock
+        self._line: dict[int, None] = {}  # reserved, not started, in reservation order
+        self._started: dict[int, float] = {}  # running ticket -> when it got its slot
+        self._blocked: dict[int, asyncio.Future[None]] = {}  # waiting inside `acquire`
         self._numbers = itertools.count()
 
     @property
+    def capacity(self) -> int:
+        """Reservations admitted at once: every slot busy and the line full."""
+        return self.concurrency + self.max_waiting
+
+    @property
+    def running(self) -> int:
+        return len(self._started)
+
+    @property
     def waiting(self) -> int:
-        return len(self._waiting)
+        """Reservations that must wait for a run to finish (beyond the free slots)."""
+        return max(0, len(self._line) - self._free())
 
     def reserve(self) -> Ticket:
         """A ticket, or `QueueFullError` when all slots run and the line is full."""
-        busy = self.running + len(self._waiting) >= self.concurrency
-        if busy and len(self._waiting) >= self.max_waiting:
-            ahead = len(self._waiting) + self.running
-            raise QueueFullError(max(1, round(ahead * self.seconds_per_run / self.concurrency)))
-        ticket = Ticket(next(self._numbers), self)
-        self._waiting.add(ticket.number)
-        return ticket
+        if len(self._line) + len(self._started) >= self.capacity:
+            raise QueueFullError(self._retry_after())
+        number = next(self._numbers)
+        self._line[number] = None
+        return Ticket(number, self)
 
     def snapshot(self) -> dict[str, int]:
         return {
@@ -83,3 +163,62 @@ class RunQueue:
             "concurrency": self.concurrency,
             "max_waiting": self.max_waiting,
         }
+
+    def _free(self) -> int:
+        return max(0, self.concurrency - len(self._started))
+
+    def _position(self, number: int) -> int:
+        if number not in self._line:
+            return 0
+        ahead = sum(1 for n in self._line if n < number)
+        return max(0, ahead - self._free())
+
+    def _retry_after(self) -> int:
+        """Seconds until a place is likely to open: when the oldest run should end.
+
+        Never less than the average gap between two ends (a run past its estimate says
+        nothing about when it ends), nor less than a second.
+        """
+        gap = self.seconds_per_run / self.concurrency
+        if self._started:
+            elapsed = self._clock() - min(self._started.values())
+            expected = max(self.seconds_per_run - elapsed, gap)
+        else:
+            expected = self.seconds_per_run  # all admitted, none started yet
+        return max(1, math.ceil(expected))
+
+    async def _start(self, number: int) -> None:
+        """Move `number` from the line to a slot, waiting while every slot is busy."""
+        # Slots are handed out as soon as they free (see `_dispatch`), so a free slot
+        # here means nobody is blocked ahead: take it.
+        if number in self._line and len(self._started) < self.concurrency:
+            self._grant(number)
+            return
+        granted = asyncio.get_running_loop().create_future()
+        self._blocked[number] = granted
+        try:
+            await granted  # a cancelled wait is cleaned up by `Ticket.acquire`
+        finally:
+            self._blocked.pop(number, None)
+
+    def _grant(self, number: int) -> None:
+        self._line.pop(number, None)
+        self._started[number] = self._clock()
+
+    def _leave(self, number: int) -> None:
+        """Forget `number` wherever it is, and hand a freed slot to the next in line."""
+        self._line.pop(number, None)
+        self._started.pop(number, None)
+        waiter = self._blocked.pop(number, None)
+        if waiter is not None and not waiter.done():
+            waiter.cancel()
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        while len(self._started) < self.concurrency and self._blocked:
+            number = min(self._blocked)
+            waiter = self._blocked.pop(number)
+            if waiter.done():
+                continue  # cancelled; its `acquire` cleans up
+            self._grant(number)
+            waiter.set_result(None)

@@ -38,7 +38,7 @@ def serve(
             from codeweaver.ui.gradio_app import GradioMissingError, mount_gradio
 
             try:
-                app = mount_gradio(app, tokens=tokens)
+                app = mount_gradio(app)  # behind the same tokens and users as the API
             except GradioMissingError as exc:
                 _fail(str(exc))
         # Client addresses come from the connection; X-Forwarded-For is weighed by the

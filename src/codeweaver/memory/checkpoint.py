@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -17,13 +18,15 @@ class ThreadStoreError(RuntimeError):
 @asynccontextmanager
 async def sqlite_checkpointer(path: Path) -> AsyncIterator[AsyncSqliteSaver]:
     """LangGraph's SQLite checkpointer on `path`, created on first use."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        async with AsyncSqliteSaver.from_conn_string(str(path)) as saver:
+    from codeweaver.memory.store_check import sqlite_open_problem, sqlite_problem
+
+    problem = await asyncio.to_thread(sqlite_open_problem, path)
+    if problem is not None:
+        raise ThreadStoreError(problem.detail)
+    async with AsyncExitStack() as opened:
+        try:
+            saver = await opened.enter_async_context(AsyncSqliteSaver.from_conn_string(str(path)))
             await saver.setup()
-            yield saver
-    except sqlite3.DatabaseError as exc:
-        raise ThreadStoreError(
-            f"thread store {path} cannot be used ({exc}); move the file aside to start "
-            "fresh (earlier conversations stay in the moved file)"
-        ) from exc
+        except sqlite3.Error as exc:
+            raise ThreadStoreError(sqlite_problem(path, exc).detail) from exc
+        yield saver

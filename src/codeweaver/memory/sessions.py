@@ -55,7 +55,6 @@ class SessionOwnerError(LookupError):
     """The session belongs to another user."""
 
 
-
 @dataclass(frozen=True)
 class SessionInfo:
     id: str
@@ -188,9 +187,7 @@ class SqlSessionIndex:
         now = time.time()
         keys = tuple(cache_keys)
         async with self._lock:
-            return await self._record(
-                session_id, question, answer, sources, keys, mode, now, owner
-            )
+            return await self._record(session_id, question, answer, sources, keys, mode, now, owner)
 
     async def _record(
         self,
@@ -326,25 +323,31 @@ async def open_thread_store(settings: Settings) -> AsyncIterator[ThreadStore]:
 
 @asynccontextmanager
 async def _sqlite(path: Path) -> AsyncIterator[ThreadStore]:
+    from contextlib import AsyncExitStack
+
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        async with (
-            AsyncSqliteSaver.from_conn_string(str(path)) as saver,
-            aiosqlite.connect(path, timeout=30) as connection,
-        ):
+    from codeweaver.memory.store_check import sqlite_open_problem, sqlite_problem
+
+    # A folder that cannot be created or written, or a path SQLite cannot open, is named
+    # here, before aiosqlite's worker threads could fail on it.
+    problem = await asyncio.to_thread(sqlite_open_problem, path)
+    if problem is not None:
+        raise ThreadStoreError(problem.detail)
+    async with AsyncExitStack() as opened:
+        try:
+            saver = await opened.enter_async_context(AsyncSqliteSaver.from_conn_string(str(path)))
+            connection = await opened.enter_async_context(aiosqlite.connect(path, timeout=30))
             await saver.setup()
             await connection.execute("PRAGMA journal_mode=WAL")
             index = SqlSessionIndex(connection, "?")
             await index.setup()
-            yield ThreadStore(saver, index, "sqlite")
-    except sqlite3.DatabaseError as exc:
-        raise ThreadStoreError(
-            f"thread store {path} cannot be used ({exc}); move the file aside to start "
-            "fresh (earlier conversations stay in the moved file)"
-        ) from exc
+        except sqlite3.Error as exc:
+            raise ThreadStoreError(sqlite_problem(path, exc).detail) from exc
+        # Outside the `try`: an error while the store is in use is not a reason it
+        # cannot be opened.
+        yield ThreadStore(saver, index, "sqlite")
 
 
 @asynccontextmanager
@@ -357,18 +360,21 @@ async def _postgres(url: str) -> AsyncIterator[ThreadStore]:
             "DATABASE_URL is set but the PostgreSQL extra is not installed: "
             "pip install 'codeweaver[postgres]'"
         ) from exc
-    try:
-        async with (
-            AsyncPostgresSaver.from_conn_string(url) as saver,
-            await psycopg.AsyncConnection.connect(url) as connection,
-        ):
+    from contextlib import AsyncExitStack
+
+    async with AsyncExitStack() as opened:
+        try:
+            saver = await opened.enter_async_context(AsyncPostgresSaver.from_conn_string(url))
+            connection = await opened.enter_async_context(
+                await psycopg.AsyncConnection.connect(url)
+            )
             await saver.setup()
             index = SqlSessionIndex(connection, "%s")
             await index.setup()
-            yield ThreadStore(saver, index, "postgresql")
-    except psycopg.OperationalError as exc:
-        # The URL may hold a password: name the failure, never the URL.
-        raise ThreadStoreError(
-            f"cannot use the PostgreSQL database of DATABASE_URL ({type(exc).__name__}: "
-            f"{str(exc).splitlines()[0] if str(exc) else 'connection failed'})"
-        ) from exc
+        except psycopg.Error as exc:  # unreachable, refused, read-only standby, no rights
+            # The URL may hold a password: name the failure, never the URL.
+            raise ThreadStoreError(
+                f"cannot use the PostgreSQL database of DATABASE_URL ({type(exc).__name__}: "
+                f"{str(exc).splitlines()[0] if str(exc) else 'connection failed'})"
+            ) from exc
+        yield ThreadStore(saver, index, "postgresql")

@@ -108,11 +108,15 @@ def _owner(request: Any) -> str:
 def mount_gradio(
     app: FastAPI, path: str = "/gradio", *, tokens: TokenTable | None = None
 ) -> FastAPI:
-    """Mount the Gradio chat on `app` at `path`; with tokens, behind a login."""
+    """Mount the Gradio chat on `app` at `path`; with tokens (by default the API's),
+    behind a login."""
     try:
         import gradio as gr
     except ImportError:
         raise GradioMissingError(MISSING) from None
+
+    if tokens is None:
+        tokens = getattr(app.state, "tokens", None) or TokenTable.from_pairs({})
 
     async def ask(
         message: str,
@@ -187,6 +191,12 @@ def mount_gradio(
         """An empty chat; the next question starts a new session."""
         return [], "", None, None
 
+    # Gradio passes the logged-in request to a parameter annotated `gr.Request`, found by
+    # evaluating the annotations; `gr` is imported here, not at module level, so the
+    # string annotation cannot be evaluated and is replaced by the class itself.
+    for handler in (ask, list_sessions, load_session):
+        handler.__annotations__["request"] = gr.Request
+
     with gr.Blocks(title="CodeWeaver", analytics_enabled=False) as blocks:
         session = gr.State(None)
         gr.Markdown("## CodeWeaver\nAnswers to programming questions, with numbered sources.")
@@ -231,7 +241,13 @@ def mount_gradio(
             [chatbot, steps, session, box],
             api_name="ask",
             concurrency_limit=None,  # the service's own queue bounds the runs
-        ).then(list_sessions, session, sessions, api_visibility="private")
+        ).then(
+            list_sessions,
+            session,
+            sessions,
+            api_name="sessions_after_ask",
+            api_visibility="private",
+        )
         gr.on(
             [blocks.load, refresh.click],
             list_sessions,
@@ -253,7 +269,7 @@ def mount_gradio(
         app,
         blocks,
         path=path,
-        auth=_password(tokens) if tokens is not None and tokens.required else None,
+        auth=_password(tokens) if tokens.required else None,
         show_error=False,  # unexpected errors show as "Error", never their text or traceback
         ssr_mode=False,
         mcp_server=False,
