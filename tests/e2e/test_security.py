@@ -1,8 +1,16 @@
 """The service attacked from outside, over a real loopback server with a scripted model.
 
-Each test reproduces one defect an outside tester confirmed (D1-D20): on the code before
-the fix it failed; the server must now hold. Defects of the CLI and the knowledge base
-are reproduced at the end, through the same functions the commands use.
+Each test reproduces a defect an outside tester confirmed: on the code before the fix it
+failed; the server must now hold. The defects of the CLI and the knowledge base, which
+need no server, are reproduced beside the code they concern:
+
+- symlinks out of an indexed folder, hidden files, FIFOs, UTF-16, unreadable folders,
+  an empty path: `tests/unit/kb/` and `tests/unit/cli/test_index_safety.py`;
+- escape sequences printed by the CLI, arguments that are not UTF-8:
+  `tests/unit/cli/test_terminal_output.py` and `tests/unit/cli/test_doctor_output.py`;
+- a cancelled or killed turn left in the thread's memory (with a real `kill -9`):
+  `tests/unit/agent/test_thread_memory.py`; read-only and damaged stores:
+  `tests/unit/memory/test_store_check.py`.
 """
 
 from __future__ import annotations
