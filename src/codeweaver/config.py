@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from platformdirs import user_cache_dir, user_data_dir
 from pydantic import AliasChoices, Field, SecretStr, field_validator
@@ -21,135 +21,132 @@ class Settings(BaseSettings):
         env_file=".env",
         env_file_encoding="utf-8",
         extra="ignore",
-        populate_by_name=True,
     )
+
+    def __init__(self, **values: Any) -> None:
+        # Fields are set in code by their own names (`Settings(model=…)`), but read from
+        # the environment only under their documented names: a bare `MODEL` or
+        # `DATA_DIR` in the environment belongs to someone else.
+        super().__init__(**{_ENV_NAMES.get(key, key): value for key, value in values.items()})
 
     model: str = Field(
         default=DEFAULT_MODEL,
-        validation_alias=AliasChoices("model", "CODEWEAVER_MODEL", "LLM_PROVIDER"),
+        validation_alias=AliasChoices("CODEWEAVER_MODEL", "LLM_PROVIDER"),
         description="Chat model as `provider:model`.",
     )
     response_language: str | None = Field(
         default=None,
-        validation_alias=AliasChoices("response_language", "RESPONSE_LANGUAGE"),
+        validation_alias=AliasChoices("RESPONSE_LANGUAGE"),
         description="Force the answer language (e.g. `ko`, `en`); default: the question's.",
     )
     data_dir: Path = Field(
         default_factory=lambda: Path(user_data_dir(APP_NAME)),
-        validation_alias=AliasChoices("data_dir", "CODEWEAVER_DATA_DIR"),
+        validation_alias=AliasChoices("CODEWEAVER_DATA_DIR"),
     )
     cache_dir: Path = Field(
         default_factory=lambda: Path(user_cache_dir(APP_NAME)),
-        validation_alias=AliasChoices("cache_dir", "CODEWEAVER_CACHE_DIR"),
+        validation_alias=AliasChoices("CODEWEAVER_CACHE_DIR"),
     )
 
     # Local model runtime.
-    llm_threads: int = Field(
-        default=0, validation_alias=AliasChoices("llm_threads", "CODEWEAVER_LLM_THREADS")
-    )
-    llm_context: int = Field(
-        default=4096, validation_alias=AliasChoices("llm_context", "CODEWEAVER_LLM_CONTEXT")
-    )
-    llm_max_tokens: int = Field(
-        default=700, validation_alias=AliasChoices("llm_max_tokens", "CODEWEAVER_MAX_TOKENS")
-    )
-    temperature: float = Field(
-        default=0.1, validation_alias=AliasChoices("temperature", "CODEWEAVER_TEMPERATURE")
-    )
+    llm_threads: int = Field(default=0, validation_alias=AliasChoices("CODEWEAVER_LLM_THREADS"))
+    llm_context: int = Field(default=4096, validation_alias=AliasChoices("CODEWEAVER_LLM_CONTEXT"))
+    llm_max_tokens: int = Field(default=700, validation_alias=AliasChoices("CODEWEAVER_MAX_TOKENS"))
+    temperature: float = Field(default=0.1, validation_alias=AliasChoices("CODEWEAVER_TEMPERATURE"))
 
     # Retrieval.
     results_per_source: int = Field(
         default=5,
         ge=1,
         le=50,
-        validation_alias=AliasChoices("results_per_source", "CODEWEAVER_RESULTS_PER_SOURCE"),
+        validation_alias=AliasChoices("CODEWEAVER_RESULTS_PER_SOURCE"),
     )
     enabled_sources: str = Field(
         default="all",
-        validation_alias=AliasChoices("enabled_sources", "CODEWEAVER_SOURCES"),
+        validation_alias=AliasChoices("CODEWEAVER_SOURCES"),
         description="Comma-separated source names to use, `all`, or `none`.",
     )
     http_timeout: float = Field(
         default=8.0,
         gt=0,
-        validation_alias=AliasChoices("http_timeout", "CODEWEAVER_HTTP_TIMEOUT"),
+        validation_alias=AliasChoices("CODEWEAVER_HTTP_TIMEOUT"),
         description="Seconds an online source may take per request.",
     )
     connect_timeout: float = Field(
         default=1.0,
         gt=0,
-        validation_alias=AliasChoices("connect_timeout", "CODEWEAVER_CONNECT_TIMEOUT"),
+        validation_alias=AliasChoices("CODEWEAVER_CONNECT_TIMEOUT"),
         description="Seconds to establish a connection; an unreachable network fails fast.",
     )
     stackexchange_url: str = Field(
         default="https://api.stackexchange.com/2.3",
-        validation_alias=AliasChoices("stackexchange_url", "CODEWEAVER_STACKEXCHANGE_URL"),
+        validation_alias=AliasChoices("CODEWEAVER_STACKEXCHANGE_URL"),
         description="Stack Exchange API base URL (also Stack Overflow for Teams / Enterprise).",
     )
     github_api_url: str = Field(
         default="https://api.github.com",
-        validation_alias=AliasChoices("github_api_url", "CODEWEAVER_GITHUB_API_URL"),
+        validation_alias=AliasChoices("CODEWEAVER_GITHUB_API_URL"),
         description="GitHub REST API base URL (GitHub Enterprise: `https://HOST/api/v3`).",
     )
     http_cache: bool = Field(
         default=True,
-        validation_alias=AliasChoices("http_cache", "CODEWEAVER_HTTP_CACHE"),
+        validation_alias=AliasChoices("CODEWEAVER_HTTP_CACHE"),
         description="Answer identical online-source requests from a cache on disk.",
     )
     http_cache_hours: float = Field(
         default=24.0,
         gt=0,
-        validation_alias=AliasChoices("http_cache_hours", "CODEWEAVER_HTTP_CACHE_HOURS"),
+        validation_alias=AliasChoices("CODEWEAVER_HTTP_CACHE_HOURS"),
         description="Hours a cached online-source response is reused.",
     )
     local_code_paths: str = Field(
         default="",
-        validation_alias=AliasChoices("local_code_paths", "CODEWEAVER_CODE_PATHS"),
+        validation_alias=AliasChoices("CODEWEAVER_CODE_PATHS"),
         description="Folders searched by the local code source, separated by the OS path "
         "separator; default: the git repository of the working directory.",
     )
     docs_domains_file: Path | None = Field(
         default=None,
-        validation_alias=AliasChoices("docs_domains_file", "CODEWEAVER_DOCS_DOMAINS"),
+        validation_alias=AliasChoices("CODEWEAVER_DOCS_DOMAINS"),
         description="JSON file overriding the technology → official docs domains table.",
     )
     embedding_model: str = Field(
         default="minilm",
-        validation_alias=AliasChoices("embedding_model", "CODEWEAVER_EMBEDDINGS"),
+        validation_alias=AliasChoices("CODEWEAVER_EMBEDDINGS"),
         description="Embedder by name: `minilm` (embedded) or `sentence-transformers:<model>`.",
     )
     cache_mode: Literal["exact", "semantic"] = Field(
         default="semantic",
-        validation_alias=AliasChoices("cache_mode", "CODEWEAVER_CACHE_MODE"),
+        validation_alias=AliasChoices("CODEWEAVER_CACHE_MODE"),
         description="`exact` (normalised text) or `semantic` (cosine + verification).",
     )
     cache_threshold: float = Field(
         default=0.7,
         ge=0.0,
         le=1.0,
-        validation_alias=AliasChoices("cache_threshold", "CODEWEAVER_CACHE_THRESHOLD"),
+        validation_alias=AliasChoices("CODEWEAVER_CACHE_THRESHOLD"),
     )
     cache_ttl_days: float = Field(
         default=30.0,
         gt=0,
-        validation_alias=AliasChoices("cache_ttl_days", "CODEWEAVER_CACHE_TTL_DAYS"),
+        validation_alias=AliasChoices("CODEWEAVER_CACHE_TTL_DAYS"),
     )
     grounding_check: bool = Field(
         default=True,
-        validation_alias=AliasChoices("grounding_check", "CODEWEAVER_GROUNDING"),
+        validation_alias=AliasChoices("CODEWEAVER_GROUNDING"),
         description="Check each answer's cited claims against its sources.",
     )
     grounding_retries: int = Field(
         default=1,
         ge=0,
         le=5,
-        validation_alias=AliasChoices("grounding_retries", "CODEWEAVER_GROUNDING_RETRIES"),
+        validation_alias=AliasChoices("CODEWEAVER_GROUNDING_RETRIES"),
         description="Rewrites of an answer whose cited claim contradicts its source, before "
         "answering with a warning.",
     )
     grounding_judge: Literal["words", "model"] = Field(
         default="words",
-        validation_alias=AliasChoices("grounding_judge", "CODEWEAVER_GROUNDING_JUDGE"),
+        validation_alias=AliasChoices("CODEWEAVER_GROUNDING_JUDGE"),
         description="Who settles a claim words cannot: `words` lets it pass (measured better "
         "with the embedded 1.5B model, which rejects paraphrases) or `model` (a stronger "
         "chat model). Answers not in English are always read by the model.",
@@ -157,104 +154,100 @@ class Settings(BaseSettings):
     store_wait_seconds: float = Field(
         default=10.0,
         ge=0,
-        validation_alias=AliasChoices("store_wait_seconds", "CODEWEAVER_STORE_WAIT"),
+        validation_alias=AliasChoices("CODEWEAVER_STORE_WAIT"),
         description="Seconds to wait for another process to hand over the local vector store.",
     )
-    cache_enabled: bool = Field(
-        default=True, validation_alias=AliasChoices("cache_enabled", "CODEWEAVER_CACHE")
-    )
+    cache_enabled: bool = Field(default=True, validation_alias=AliasChoices("CODEWEAVER_CACHE"))
 
     # Keys and servers (SPEC §8). Secret values are never printed.
     google_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("google_api_key", "GOOGLE_API_KEY")
+        default=None, validation_alias=AliasChoices("GOOGLE_API_KEY")
     )
     openai_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("openai_api_key", "OPENAI_API_KEY")
+        default=None, validation_alias=AliasChoices("OPENAI_API_KEY")
     )
     anthropic_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("anthropic_api_key", "ANTHROPIC_API_KEY")
+        default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY")
     )
     tavily_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("tavily_api_key", "TAVILY_API_KEY")
+        default=None, validation_alias=AliasChoices("TAVILY_API_KEY")
     )
     github_token: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("github_token", "GITHUB_TOKEN")
+        default=None, validation_alias=AliasChoices("GITHUB_TOKEN")
     )
     stackexchange_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("stackexchange_key", "STACKEXCHANGE_KEY")
+        default=None, validation_alias=AliasChoices("STACKEXCHANGE_KEY")
     )
-    qdrant_url: str | None = Field(
-        default=None, validation_alias=AliasChoices("qdrant_url", "QDRANT_URL")
-    )
+    qdrant_url: str | None = Field(default=None, validation_alias=AliasChoices("QDRANT_URL"))
     qdrant_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("qdrant_api_key", "QDRANT_API_KEY")
+        default=None, validation_alias=AliasChoices("QDRANT_API_KEY")
     )
     database_url: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("database_url", "DATABASE_URL")
+        default=None, validation_alias=AliasChoices("DATABASE_URL")
     )
     # The HTTP service (`codeweaver serve`).
     api_token: SecretStr | None = Field(
         default=None,
-        validation_alias=AliasChoices("api_token", "CODEWEAVER_API_TOKEN"),
+        validation_alias=AliasChoices("CODEWEAVER_API_TOKEN"),
         description="Bearer token the API requires; mandatory off loopback.",
     )
     api_tokens_file: Path | None = Field(
         default=None,
-        validation_alias=AliasChoices("api_tokens_file", "CODEWEAVER_API_TOKENS"),
+        validation_alias=AliasChoices("CODEWEAVER_API_TOKENS"),
         description="A file of `user token` lines: one bearer token per user.",
     )
     allowed_hosts: str = Field(
         default="",
-        validation_alias=AliasChoices("allowed_hosts", "CODEWEAVER_ALLOWED_HOSTS"),
+        validation_alias=AliasChoices("CODEWEAVER_ALLOWED_HOSTS"),
         description="Comma-separated host names the server answers for, besides loopback "
         "and the bound address (`*.example.com` allowed).",
     )
     trusted_proxies: str = Field(
         default="",
-        validation_alias=AliasChoices("trusted_proxies", "CODEWEAVER_TRUSTED_PROXIES"),
+        validation_alias=AliasChoices("CODEWEAVER_TRUSTED_PROXIES"),
         description="Comma-separated proxy addresses or networks whose X-Forwarded-For "
         "is believed.",
     )
     redis_url: SecretStr | None = Field(
         default=None,
-        validation_alias=AliasChoices("redis_url", "CODEWEAVER_REDIS_URL"),
+        validation_alias=AliasChoices("CODEWEAVER_REDIS_URL"),
         description="Redis shared by several server processes (one rate-limit budget).",
     )
     cors_origins: str = Field(
         default="",
-        validation_alias=AliasChoices("cors_origins", "CODEWEAVER_CORS_ORIGINS"),
+        validation_alias=AliasChoices("CODEWEAVER_CORS_ORIGINS"),
         description="Comma-separated origins allowed to call the API from a browser.",
     )
     api_max_body: int = Field(
         default=65536,
         ge=1024,
-        validation_alias=AliasChoices("api_max_body", "CODEWEAVER_API_MAX_BODY"),
+        validation_alias=AliasChoices("CODEWEAVER_API_MAX_BODY"),
         description="Largest request body, in bytes.",
     )
     api_rate_per_minute: int = Field(
         default=30,
         ge=1,
-        validation_alias=AliasChoices("api_rate_per_minute", "CODEWEAVER_API_RATE"),
+        validation_alias=AliasChoices("CODEWEAVER_API_RATE"),
         description="Chat requests per client per minute.",
     )
     api_concurrency: int | None = Field(
         default=None,
         ge=1,
-        validation_alias=AliasChoices("api_concurrency", "CODEWEAVER_API_CONCURRENCY"),
+        validation_alias=AliasChoices("CODEWEAVER_API_CONCURRENCY"),
         description="Answers computed at once (default: 1 for a local model, 8 otherwise).",
     )
     api_queue: int = Field(
         default=8,
         ge=0,
-        validation_alias=AliasChoices("api_queue", "CODEWEAVER_API_QUEUE"),
+        validation_alias=AliasChoices("CODEWEAVER_API_QUEUE"),
         description="Answers that may wait for a slot before the API answers 503.",
     )
     langchain_tracing_v2: bool = Field(
         default=False,
-        validation_alias=AliasChoices("langchain_tracing_v2", "LANGCHAIN_TRACING_V2"),
+        validation_alias=AliasChoices("LANGCHAIN_TRACING_V2"),
     )
     langchain_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("langchain_api_key", "LANGCHAIN_API_KEY")
+        default=None, validation_alias=AliasChoices("LANGCHAIN_API_KEY")
     )
 
     @field_validator("model")
@@ -341,3 +334,11 @@ class Settings(BaseSettings):
 def get_settings() -> Settings:
     """Process-wide settings read from the environment (tests build their own)."""
     return Settings()
+
+
+# Each field's first documented name, which an explicit keyword argument is passed under.
+_ENV_NAMES: dict[str, str] = {
+    name: str(field.validation_alias.choices[0])
+    for name, field in Settings.model_fields.items()
+    if isinstance(field.validation_alias, AliasChoices)
+}

@@ -107,6 +107,25 @@ def test_doctor_json_never_shows_key_values(
     assert report["sources"]["tavily_docs"] == "skipped: disabled by CODEWEAVER_SOURCES"
 
 
+def test_doctor_names_the_stores_the_service_would_open(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CODEWEAVER_CACHE_MODE", raising=False)
+    report = json.loads(CliRunner().invoke(app, ["doctor", "--json"]).stdout)
+    stores = report["stores"]
+    assert stores["answer_cache"].startswith("semantic (")  # the default, not "exact match"
+    assert stores["rate_limit"] == "in memory"
+    monkeypatch.setenv("CODEWEAVER_CACHE_MODE", "exact")
+    monkeypatch.setenv("CODEWEAVER_REDIS_URL", "redis://:hunter2@127.0.0.1:6379/0")
+    monkeypatch.setenv("DATABASE_URL", "postgresql://u:hunter2@db/x")
+    result = CliRunner().invoke(app, ["doctor", "--json"])
+    stores = json.loads(result.stdout)["stores"]
+    assert stores["answer_cache"].startswith("exact match (sqlite)")
+    assert stores["rate_limit"] == "redis (CODEWEAVER_REDIS_URL)"
+    assert stores["threads"] == "postgresql (DATABASE_URL)"
+    assert "hunter2" not in result.stdout
+
+
 def test_cache_commands(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CODEWEAVER_CACHE_MODE", "exact")
     runner = CliRunner()

@@ -75,3 +75,31 @@ def test_scripted_echo_is_available() -> None:
     model = create_chat_model("scripted:echo", Settings())
     reply = model.invoke(answer_messages("What is a venv?", "en", "learning", []))
     assert reply.content == "Scripted answer to: What is a venv?"
+
+
+def test_bare_field_names_in_the_environment_are_someone_elses(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no .env
+    for name in ("CODEWEAVER_MODEL", "LLM_PROVIDER", "CODEWEAVER_TEMPERATURE"):
+        monkeypatch.delenv(name, raising=False)
+    for bare, value in {
+        "MODEL": "openai:gpt-4o",
+        "TEMPERATURE": "1.5",
+        "DATA_DIR": "/elsewhere",
+        "API_TOKEN": "not-ours-0123456789",
+        "CACHE_ENABLED": "false",
+    }.items():
+        monkeypatch.setenv(bare, value)
+    (tmp_path / ".env").write_text("MODEL=anthropic:claude\nLLM_THREADS=7\n")
+    settings = Settings()
+    assert settings.model == DEFAULT_MODEL
+    assert settings.temperature == 0.1
+    assert settings.api_token is None
+    assert settings.cache_enabled is True
+    assert settings.llm_threads == 0
+    assert str(settings.data_dir) != "/elsewhere"
+    # In code, fields are still set by their own names, above the environment.
+    monkeypatch.setenv("CODEWEAVER_TEMPERATURE", "0.7")
+    assert Settings().temperature == 0.7
+    assert Settings(temperature=0.2, data_dir=tmp_path).temperature == 0.2

@@ -50,6 +50,29 @@ def _model_report(settings: Settings) -> dict[str, Any]:
     return report
 
 
+def _stores(settings: Settings) -> dict[str, str]:
+    """Where each store lives, as the service would open it (never a secret)."""
+    from codeweaver.memory.store_clients import StoreLocation
+
+    vectors = StoreLocation.from_settings(settings)
+    where = f"qdrant {'folder' if vectors.local else 'server'} {vectors.describe()}"
+    if not settings.cache_enabled:
+        cache = "disabled"
+    elif settings.cache_mode == "semantic":
+        cache = f"semantic ({settings.embedding_model} vectors, {where})"
+    else:
+        cache = f"exact match (sqlite): {settings.answer_cache_path}"
+    return {
+        "threads": "postgresql (DATABASE_URL)"
+        if settings.database_url is not None
+        else f"sqlite: {settings.checkpoint_path}",
+        "answer_cache": cache,
+        "vectors": where,
+        "rate_limit": "redis (CODEWEAVER_REDIS_URL)" if settings.redis_url else "in memory",
+        "installed_docs_index": str(settings.docs_index_dir),
+    }
+
+
 def collect_report(settings: Settings) -> dict[str, Any]:
     """A JSON-serialisable description of the model, sources, stores and keys."""
     from codeweaver.agent.deps import SEARCH_NODES
@@ -67,15 +90,7 @@ def collect_report(settings: Settings) -> dict[str, Any]:
         "model": _model_report(settings),
         "sources": sources,
         "search_nodes": {node: list(names) for node, names in SEARCH_NODES.items()},
-        "stores": {
-            "threads": f"sqlite: {settings.checkpoint_path}",
-            "answer_cache": (
-                f"sqlite (exact match): {settings.answer_cache_path}"
-                if settings.cache_enabled
-                else "disabled"
-            ),
-            "installed_docs_index": str(settings.docs_index_dir),
-        },
+        "stores": _stores(settings),
         "keys": settings.key_status(),
         "response_language": settings.response_language or "the question's language",
     }
