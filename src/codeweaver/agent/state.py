@@ -1,4 +1,8 @@
-"""Graph state, its value types and reducers — the one place they are defined."""
+"""Graph state, its value types and reducers — the one place they are defined.
+
+The values sources and stores share with the graph (`SearchResult`, `Intent`, `Step`)
+are defined in `codeweaver.vocabulary`, which imports nothing of the package.
+"""
 
 from __future__ import annotations
 
@@ -7,43 +11,21 @@ from typing import Annotated, Any, Literal, NotRequired, TypedDict
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
+from codeweaver import vocabulary as _vocabulary
+
+# The values every layer shares live below the agent; named here for the graph's modules.
+Intent = _vocabulary.Intent
+StepKind = _vocabulary.StepKind
+SearchResult = _vocabulary.SearchResult
+Step = _vocabulary.Step
+
 RESET_TOKEN: dict[str, str] = {"__token__": "__RESET_MULTI_ANS__"}
 
 Route = Literal["simple", "history_required", "rag_required"]
 PlanCase = Literal["single_topic", "multiple_questions", "too_many"]
 QuestionType = Literal["clarification", "new_topic", "independent"]
-Intent = Literal["debugging", "learning", "code_review"]
 RefineStrategy = Literal["MORE_SPECIFIC", "MORE_GENERAL", "TRANSLATE"]
 WebFallback = Literal["none", "pending", "done"]
-StepKind = Literal["think", "act", "observe", "error"]
-
-
-class SearchResult(TypedDict):
-    """One retrieved document, as every source returns it."""
-
-    title: str
-    url: str
-    snippet: str
-    source: str
-    score: float | None
-    date: NotRequired[str | None]
-    reference: NotRequired[str]
-    attribution: NotRequired[str | None]
-    summary: NotRequired[str]
-    relevance: NotRequired[float]
-    # The public API the result documents ("json.loads") and its kind (module, class,
-    # function, method or property): such a result is cited where the answer uses it.
-    api: NotRequired[str]
-    api_kind: NotRequired[str]
-
-
-class Step(TypedDict):
-    """One visible step of a run (drives CLI progress and streamed events)."""
-
-    node: str
-    kind: StepKind
-    message: str
-    data: NotRequired[dict[str, Any]]
 
 
 class MultiAnswer(TypedDict, total=False):

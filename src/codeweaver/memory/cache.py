@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from codeweaver.agent.state import SearchResult
+from codeweaver.vocabulary import SearchResult
 
 
 @dataclass(frozen=True)

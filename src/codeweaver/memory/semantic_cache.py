@@ -16,11 +16,11 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from codeweaver.agent.state import SearchResult
 from codeweaver.embeddings.base import Embedder
 from codeweaver.memory.cache import CacheEntry, CacheStats, normalise_question
 from codeweaver.memory.vectors import VectorCollection
 from codeweaver.memory.verify import Verdict, content_size, same_question
+from codeweaver.vocabulary import SearchResult
 
 # Calibrated on ../shared/data/pairs (see README): the verifier, not the threshold,
 # carries precision, so the threshold only bounds the candidates it sees.

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.sources.base import SourceError, SourceStatus, register_source
 from codeweaver.sources.gh_format import build_query, fragments, path_language
 from codeweaver.sources.gh_limits import SECONDARY_LIMIT_SECONDS, github_client
 from codeweaver.sources.http import HttpPolicy, SourceUnavailable
 from codeweaver.sources.scoring import term_score
+from codeweaver.vocabulary import Intent, SearchResult
 
 if TYPE_CHECKING:
     from codeweaver.config import Settings

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.sources.base import SourceError, SourceStatus, register_source
 from codeweaver.sources.gh_issue_format import (
     answer_comment,
@@ -41,6 +40,7 @@ from codeweaver.sources.gh_issue_format import (
 from codeweaver.sources.gh_limits import github_client
 from codeweaver.sources.http import HttpPolicy, HttpStatusError
 from codeweaver.sources.scoring import term_score
+from codeweaver.vocabulary import Intent, SearchResult
 
 if TYPE_CHECKING:
     from codeweaver.config import Settings

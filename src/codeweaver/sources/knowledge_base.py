@@ -6,8 +6,8 @@ import asyncio
 import threading
 from typing import TYPE_CHECKING
 
-from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.sources.base import PhaseProgress, SourceError, SourceStatus, register_source
+from codeweaver.vocabulary import Intent, SearchResult
 
 if TYPE_CHECKING:
     from codeweaver.config import Settings

@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.sources.base import SourceError, SourceStatus, register_source
 from codeweaver.sources.code_scan import (
     CONTEXT_LINES,
@@ -40,6 +39,7 @@ from codeweaver.sources.code_scan import (
     read_text,
 )
 from codeweaver.sources.languages import foreign_code, is_foreign
+from codeweaver.vocabulary import Intent, SearchResult
 
 if TYPE_CHECKING:
     from codeweaver.config import Settings

@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.sources.base import SourceError, SourceStatus, register_source
 from codeweaver.sources.http import HttpPolicy, SourceHttpClient, is_rate_limited
 from codeweaver.sources.query_shapes import (
@@ -61,6 +60,7 @@ from codeweaver.sources.so_format import (
     normalise_votes,
     without_tag_words,
 )
+from codeweaver.vocabulary import Intent, SearchResult
 
 if TYPE_CHECKING:
     from codeweaver.config import Settings

@@ -18,7 +18,6 @@ from typing import Any
 
 import httpx
 
-from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.config import Settings
 from codeweaver.sources.base import (
     FailureKind,
@@ -39,6 +38,7 @@ from codeweaver.sources.http import (
     SourceHttpClient,
     SourceUnavailable,
 )
+from codeweaver.vocabulary import Intent, SearchResult
 
 logger = logging.getLogger(__name__)
 

@@ -31,7 +31,6 @@ from ddgs.base import BaseSearchEngine
 from ddgs.ddgs import DDGS  # the real class: `ddgs.DDGS` is a lazy proxy
 from ddgs.exceptions import DDGSException, TimeoutException
 
-from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.config import Settings
 from codeweaver.sources.base import (
     FailureKind,
@@ -42,6 +41,7 @@ from codeweaver.sources.base import (
 )
 from codeweaver.sources.http import HttpPolicy, SourceUnavailable
 from codeweaver.sources.query_shapes import web_query
+from codeweaver.vocabulary import Intent, SearchResult
 
 logger = logging.getLogger(__name__)
 

@@ -27,7 +27,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.embeddings.base import Embedder
 from codeweaver.sources.base import SourceError, SourceStatus
 from codeweaver.sources.installed_docs import indexer
@@ -37,6 +36,7 @@ from codeweaver.sources.installed_docs.exact import other_language
 from codeweaver.sources.installed_docs.indexer import IndexInfo, LoadedIndex
 from codeweaver.sources.installed_docs.licence import Licences, attribution
 from codeweaver.sources.installed_docs.ranking import HybridRanker, RankingOptions
+from codeweaver.vocabulary import Intent, SearchResult
 
 logger = logging.getLogger(__name__)
 

@@ -1,0 +1,43 @@
+"""The words every layer shares: what a source returns, what a question is for, a step.
+
+This module imports nothing from the package, so sources, stores and the graph can all
+depend on it without depending on each other.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired, TypedDict
+
+Intent = Literal["debugging", "learning", "code_review"]
+StepKind = Literal["think", "act", "observe", "error"]
+
+
+class SearchResult(TypedDict):
+    """One retrieved document, as every source returns it."""
+
+    title: str
+    url: str
+    snippet: str
+    source: str
+    score: float | None
+    date: NotRequired[str | None]
+    reference: NotRequired[str]
+    attribution: NotRequired[str | None]
+    summary: NotRequired[str]
+    relevance: NotRequired[float]
+    # The public API the result documents ("json.loads") and its kind (module, class,
+    # function, method or property): such a result is cited where the answer uses it.
+    api: NotRequired[str]
+    api_kind: NotRequired[str]
+
+
+class Step(TypedDict):
+    """One visible step of a run (drives CLI progress and streamed events)."""
+
+    node: str
+    kind: StepKind
+    message: str
+    data: NotRequired[dict[str, Any]]
+
+
+__all__ = ["Intent", "SearchResult", "Step", "StepKind"]
