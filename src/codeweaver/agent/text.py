@@ -9,39 +9,15 @@ from __future__ import annotations
 
 import re
 
-_WORD = re.compile(r"[A-Za-z0-9]+|[가-힣]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+from codeweaver import words as _words
+
 _SENTENCE = re.compile(r"(?<=[.!?。])\s+(?=[A-Z가-힣`(])|\n{2,}")
 
-_STOPWORD_TEXT = """
-a an the and or but if then else of to in on at by for with from into onto as is are
-was were be been being do does did doing have has had i you he she it we they me my
-your our their this that these those what which who whom how why when where can
-could should would will shall may might must not no so than too very just also about
-over under again there here all any both each few more most other some such only own
-same up down out off get got use using used want need please tell show explain way
-ways
-"""
-STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-
-
-def tokens(text: str) -> list[str]:
-    """Lowercased content words; identifiers are split on case and underscores too."""
-    found: list[str] = []
-    for word in _WORD.findall(_CAMEL.sub(" ", text.replace("_", " "))):
-        lowered = word.lower()
-        if lowered not in STOPWORDS and (len(lowered) > 1 or lowered.isdigit()):
-            found.append(lowered)
-    return found
-
-
-def overlap(query: str, text: str) -> float:
-    """Share of the query's distinct content words that occur in `text`, in [0, 1]."""
-    wanted = set(tokens(query))
-    if not wanted:
-        return 0.0
-    present = set(tokens(text))
-    return len(wanted & present) / len(wanted)
+# Word tools live below every layer (sources score with them too); named here for the
+# agent's modules.
+STOPWORDS = _words.STOPWORDS
+tokens = _words.tokens
+overlap = _words.overlap
 
 
 def sentences(text: str) -> list[str]:
@@ -76,7 +52,7 @@ def code_summary(text: str, query: str, max_chars: int = MAX_CODE_SUMMARY_CHARS)
     """The lead paragraph, the first code block with the paragraph that introduces it, then
     the paragraphs and blocks that share most words with `query`, in their original order
     and whole (a summary that flattens code into prose loses what answers the question)."""
-    blocks = [(c, b) for c, b in _blocks(text) if c or _WORD.search(b)]  # not "---"
+    blocks = [(c, b) for c, b in _blocks(text) if c or _words.WORD.search(b)]  # not "---"
     first_code = next(i for i, (is_code, _) in enumerate(blocks) if is_code)
     chosen = {0, first_code, max(0, first_code - 1)}
 

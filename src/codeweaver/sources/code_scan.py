@@ -20,7 +20,7 @@ from typing import Literal
 
 from pathspec import GitIgnoreSpec
 
-from codeweaver.agent.text import STOPWORDS
+from codeweaver.words import STOPWORDS
 
 logger = logging.getLogger(__name__)
 

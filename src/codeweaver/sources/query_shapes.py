@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from codeweaver.agent.text import STOPWORDS
+from codeweaver.words import STOPWORDS
 
 MAX_QUERY_CHARS = 150
 MAX_TITLE_WORDS = 12

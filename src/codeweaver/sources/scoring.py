@@ -9,7 +9,7 @@ the relevance filter use. Sources may then weigh it by the quality signals they 
 
 from __future__ import annotations
 
-from codeweaver.agent.text import overlap
+from codeweaver.words import overlap
 
 
 def term_score(query: str, *texts: str) -> float:
