@@ -56,7 +56,7 @@ REAL_QUESTIONS = [
     "How do I parse a JSON string in Python?",
     "How do I run a shell command from Python and get its output?",
 ]
-# Steps that judge the written answer, so they follow its tokens (SPEC §3).
+# Steps that judge the written answer, so they follow its tokens.
 CHECKS = frozenset({"check_answer"})
 HEALTH_EVERY = 0.2
 SOURCE_DELAY = 0.02

@@ -159,7 +159,7 @@ class Settings(BaseSettings):
     )
     cache_enabled: bool = Field(default=True, validation_alias=AliasChoices("CODEWEAVER_CACHE"))
 
-    # Keys and servers (SPEC §8). Secret values are never printed.
+    # Keys and servers: each only adds power. Secret values are never printed.
     google_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("GOOGLE_API_KEY")
     )

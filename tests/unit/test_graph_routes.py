@@ -1,4 +1,4 @@
-"""Every route of the SPEC §2 graph, driven by scripted chat models."""
+"""Every route of the pipeline graph, driven by scripted chat models."""
 
 from __future__ import annotations
 

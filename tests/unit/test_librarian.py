@@ -1,4 +1,4 @@
-"""Librarian mode (SPEC §4): the ReAct loop, its step limit, tool errors, shared sessions,
+"""Librarian mode: the ReAct loop, its step limit, tool errors, shared sessions,
 and the API and CLI that select it. Every model is scripted by task name."""
 
 from __future__ import annotations

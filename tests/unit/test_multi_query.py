@@ -1,4 +1,4 @@
-"""Multi-query retrieval and the web fallback of SPEC §3."""
+"""Multi-query retrieval and the web fallback."""
 
 from __future__ import annotations
 

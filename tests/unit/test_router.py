@@ -1,4 +1,4 @@
-"""The query router of SPEC §3: each branch, by rule and through the graph."""
+"""The query router: each branch, by rule and through the graph."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The compiled graph holds to the topology of SPEC §2."""
+"""The compiled graph holds to the product's topology: node names and routes are a contract."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from codeweaver.agent.graph import build_graph, build_worker_graph
 from tests.fakes import make_deps
 
 END, START = "__end__", "__start__"
-# SPEC §2's three named source nodes "& other sources"; the web is SPEC §3's fallback.
+# Three named source nodes "& other sources"; the web is the fallback.
 SOURCES = [
     "search_stackoverflow",
     "search_github",
@@ -19,9 +19,9 @@ SOURCES = [
 ]
 WEB = "search_web"
 
-# (source, target, conditional) exactly as drawn in SPEC §2, with §3's additions.
+# (source, target, conditional): the pipeline's edges, router and checks included.
 SPEC_EDGES = {
-    # SPEC §3: the query router in front of the plan.
+    # The query router in front of the plan.
     (START, "route_query", False),
     ("route_query", "answer_directly", True),
     ("route_query", "rewrite_question", True),
@@ -40,7 +40,7 @@ SPEC_EDGES = {
     ("return_cached_answer", END, False),
     *{("classify_intent", s, True) for s in SOURCES},
     *{(s, "collect_results", False) for s in SOURCES},
-    # SPEC §3: the web search runs when fewer than 3 documents came back.
+    # The web search runs when fewer than 3 documents came back.
     ("collect_results", WEB, True),
     (WEB, "collect_results", False),
     ("collect_results", "evaluate_results", True),
@@ -48,7 +48,7 @@ SPEC_EDGES = {
     ("evaluate_results", "search_subgraph", True),
     ("refine_search", "classify_intent", False),
     ("search_subgraph", "generate_answer", False),
-    # SPEC §3: the grounding check after generation, with bounded retries.
+    # The grounding check after generation, with bounded retries.
     ("generate_answer", "check_answer", False),
     ("check_answer", "generate_answer", True),
     ("check_answer", "combine_answers", True),

@@ -27,7 +27,7 @@ SEARCH_NODES: dict[str, tuple[str, ...]] = {
 }
 # The node that always has an offline source (installed docs): the fan-out's fallback.
 BASELINE_NODE = "search_official_docs"
-# Web search is the fallback of SPEC §3: it runs only when the fan-out found too few.
+# Web search is the fallback: it runs only when the fan-out found too few.
 FALLBACK_NODE = "search_web"
 MIN_DOCUMENTS = 3
 

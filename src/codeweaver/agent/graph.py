@@ -1,4 +1,4 @@
-"""The LangGraph graphs of SPEC §2: outer graph, single-question worker, search subgraph."""
+"""The LangGraph graphs: outer graph, single-question worker, search subgraph."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ def build_search_subgraph(deps: Deps) -> Compiled:
 
 
 def _add_single_question(builder: StateGraph[Any, Any, Any, Any], deps: Deps) -> None:
-    """The single-question part of SPEC §2, from analyze_question to generate_answer."""
+    """The single-question part of the pipeline, from analyze_question to generate_answer."""
     for fn in (
         analyze_question,
         generate_with_history,
@@ -143,7 +143,7 @@ def build_worker_graph(deps: Deps) -> Compiled:
 
 
 def build_graph(deps: Deps, checkpointer: BaseCheckpointSaver[Any] | None = None) -> Compiled:
-    """The outer graph of SPEC §2 and §3, compiled with an optional checkpointer."""
+    """The outer graph (router, plan, search, answer, check), compiled with an optional checkpointer."""
     builder = StateGraph(GraphState)
     for fn in (route_query, answer_directly, rewrite_question, create_plan):
         builder.add_node(fn.__name__, _bind(fn, deps))

@@ -1,4 +1,4 @@
-"""Query variations for multi-query retrieval (SPEC §3), built without a model call.
+"""Query variations for multi-query retrieval, built without a model call.
 
 A variation is added only where it reaches documents the question as written cannot:
 - the English form of a non-English question: the embedded embedder and most sources are

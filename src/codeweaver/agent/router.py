@@ -1,4 +1,5 @@
-"""The query router of SPEC §3, decided by rules so the common path costs no model call.
+"""The query router in front of the plan, decided by rules so the common path costs no
+model call.
 
 - `simple`: small talk (a greeting, thanks, "who are you?") is answered directly;
   nothing to search, nothing to cite.

@@ -3,7 +3,7 @@
 `Assistant` is the Python entry point shared by the CLI (and later the API): it checks
 the input, opens the persistent checkpointer, and turns LangGraph's stream into plain
 `RunEvent`s — a step, a token of the answer, or the final result. A message is answered
-by the pipeline (SPEC §2) or the librarian loop (§4); both graphs share the checkpointer,
+by the pipeline or the librarian loop; both graphs share the checkpointer,
 so either mode continues a thread the other started.
 """
 
@@ -30,7 +30,7 @@ from codeweaver.llm.structured import message_text
 
 MAX_QUESTION_CHARS = 8000
 ANSWER_NODES = frozenset({"generate_answer", "generate_with_history", "librarian_answer"})
-# How a message is answered: the fixed pipeline (SPEC §2) or the librarian loop (§4).
+# How a message is answered: the fixed pipeline or the librarian loop.
 Mode = Literal["pipeline", "librarian"]
 MODES: tuple[str, ...] = get_args(Mode)
 # A node of each graph whose only edge goes to END: a state update made as that node

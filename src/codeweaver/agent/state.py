@@ -92,7 +92,7 @@ class GraphState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     question: str
     language: str
-    # route_query (SPEC §3): the route, and the message as written when it was rewritten
+    # route_query: the route, and the message as written when it was rewritten
     route: Route
     original_question: str | None
     # create_plan
@@ -117,7 +117,7 @@ class GraphState(TypedDict, total=False):
     # answer
     answer: str
     sources: list[SearchResult]
-    # generate_answer / check_answer (SPEC §3): drafts, feedback and the best so far
+    # generate_answer / check_answer: drafts, feedback and the best so far
     answer_attempt: int
     answer_failed: bool
     answer_feedback: str | None
@@ -127,7 +127,7 @@ class GraphState(TypedDict, total=False):
     worker_index: int
     multi_answers: Annotated[list[MultiAnswer], append_or_reset]
     intermediate_steps: Annotated[list[Step], append_or_reset]
-    # --- librarian mode (SPEC §4): the ReAct loop of one turn, reset by librarian_start ---
+    # --- librarian mode: the ReAct loop of one turn, reset by librarian_start ---
     # Past steps as {"thought", "tool", "input", "observation"}, oldest first.
     librarian_scratchpad: list[dict[str, str]]
     # The tool chosen by the last decision and its input; None once it has run.

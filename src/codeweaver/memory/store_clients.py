@@ -1,6 +1,6 @@
 """Qdrant clients shared per location, and a local folder handed between processes.
 
-Qdrant local mode lets one client at a time open a folder (SPEC §6). Within a process
+Qdrant local mode lets one client at a time open a folder. Within a process
 one client is shared per folder and its calls are serialised. Between processes the
 folder is handed over: a process that finds it taken leaves a request file in the folder
 and waits; the holder closes its client between two calls when it sees a request, and

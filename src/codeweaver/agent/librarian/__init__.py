@@ -1,4 +1,4 @@
-"""Librarian mode (SPEC §4): a ReAct loop over tools, sharing threads with the pipeline."""
+"""Librarian mode: a ReAct loop over tools, sharing threads with the pipeline."""
 
 from codeweaver.agent.librarian.graph import LIBRARIAN_NODES, MAX_STEPS, build_librarian_graph
 

@@ -1,4 +1,4 @@
-"""The librarian graph (SPEC §4): model decisions and tool runs in a loop, then an answer.
+"""The librarian graph: model decisions and tool runs in a loop, then an answer.
 
     START → librarian_start → librarian_agent ⇄ librarian_tools
     librarian_agent → librarian_answer → librarian_check → END
@@ -33,7 +33,7 @@ from codeweaver.llm.structured import ainvoke_structured, message_text
 
 logger = logging.getLogger(__name__)
 
-MAX_STEPS = 10  # decisions per turn (SPEC §4)
+MAX_STEPS = 10  # decisions per turn, so a confused model cannot loop for ever
 MAX_INVALID = 2  # unusable model replies in a row before answering with what was found
 MAX_ANSWER_SOURCES = 8  # the answer prompt must fit a 4k context next to the question
 SOURCE_CHARS = 400

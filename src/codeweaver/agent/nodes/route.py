@@ -1,4 +1,4 @@
-"""route_query, answer_directly and rewrite_question: the router in front (SPEC §3)."""
+"""route_query, answer_directly and rewrite_question: the router in front of the plan."""
 
 from __future__ import annotations
 
