@@ -143,7 +143,7 @@ def build_worker_graph(deps: Deps) -> Compiled:
 
 
 def build_graph(deps: Deps, checkpointer: BaseCheckpointSaver[Any] | None = None) -> Compiled:
-    """The outer graph (router, plan, search, answer, check), compiled with an optional checkpointer."""
+    """The outer graph (router, plan, search, answer, check), with an optional checkpointer."""
     builder = StateGraph(GraphState)
     for fn in (route_query, answer_directly, rewrite_question, create_plan):
         builder.add_node(fn.__name__, _bind(fn, deps))
