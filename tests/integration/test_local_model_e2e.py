@@ -113,7 +113,7 @@ async def test_other_language_paraphrase_hits_and_reversed_direction_misses(
 ) -> None:
     # The cache decision on real translations and embeddings is what is tested here; only
     # answers that pass the grounding check are cached, and whether the 1.5B model's
-    # first answer passes is not this test's subject (tests/unit/test_grounding.py is).
+    # first answer passes is not this test's subject (tests/unit/agent/test_grounding.py is).
     checked = assistant.deps.settings
     assistant.deps.settings = checked.model_copy(update={"grounding_check": False})
     try:

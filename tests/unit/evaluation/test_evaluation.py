@@ -29,7 +29,7 @@ from codeweaver.evaluation import (
     token_jaccard,
 )
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 STACKEVAL = Path("/work/shared/data/intent/stackeval/stack-eval.jsonl")
 
 D, L, C = "debugging", "learning", "code_review"

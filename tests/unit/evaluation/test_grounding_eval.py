@@ -155,7 +155,7 @@ def test_an_interrupted_grounding_set_keeps_the_cases_made(
     assert isinstance(result.exception, SystemExit)  # a clear error, not a crash
 
 
-FIXTURES = Path(__file__).parents[1] / "fixtures/grounding"
+FIXTURES = Path(__file__).parents[2] / "fixtures/grounding"
 
 
 @pytest.mark.parametrize("name", ["stackeval50.jsonl", "stackeval_heldout.jsonl"])

@@ -9,7 +9,7 @@ from codeweaver.agent.queries import error_query, query_variations
 from codeweaver.agent.runner import Assistant
 from codeweaver.sources.base import SourceError
 from tests.fakes import FakeSource, doc, docs, make_deps
-from tests.unit.test_graph_routes import base_script
+from tests.unit.agent.test_graph_routes import base_script
 
 KOREAN = "파이썬에서 파일을 한 줄씩 읽는 방법"
 ENGLISH = "how to read a file line by line in python"

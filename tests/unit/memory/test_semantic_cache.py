@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -145,10 +144,6 @@ def test_same_question_rules_directly() -> None:
     assert not same_question(
         "convert a string to an integer", "convert an integer to a string"
     ).same
-    started = time.perf_counter()
-    for _ in range(1000):
-        same_question("How do I sort a dict by value?", "sort dictionary `d` by value")
-    assert time.perf_counter() - started < 1.0  # cheap enough for every lookup
 
 
 async def test_other_language_paraphrase_is_served_from_cache(settings: Settings) -> None:

@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from codeweaver.agent.router import is_small_talk, route_message
 from codeweaver.agent.runner import Assistant
 from tests.fakes import FakeSource, make_deps
-from tests.unit.test_graph_routes import base_script, nodes_of
+from tests.unit.agent.test_graph_routes import base_script, nodes_of
 
 PANDAS = "How do I read a CSV file with pandas?"
 

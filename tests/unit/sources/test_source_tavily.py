@@ -24,7 +24,7 @@ from codeweaver.sources.tavily_docs import (
     create_tavily_docs,
 )
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "tavily"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "tavily"
 SEARCH_URL = "https://api.tavily.com/search"
 KEY = "tvly-dev-S3cr3tK3y0123456789abcdef"
 

@@ -16,7 +16,7 @@ from codeweaver.embeddings import minilm as minilm_module
 from codeweaver.embeddings.base import clear_shared_embedders
 from codeweaver.embeddings.minilm import MiniLMEmbedder, erf, gelu, model_dir
 
-FIXTURE = Path(__file__).parent.parent / "fixtures" / "embeddings" / "minilm_reference.json"
+FIXTURE = Path(__file__).parents[2] / "fixtures" / "embeddings" / "minilm_reference.json"
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from codeweaver.sources.github import (
 from codeweaver.sources.http import SourceUnavailable
 from tests.fakes import FakeClock
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "github"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "github"
 SEARCH_URL = "https://api.github.com/search/code"
 TOKEN = "ghp_TESTTOKEN0123456789abcdefABCDEF"
 QUESTION = "How do I use read_lines to strip the newline from each line in Python?"

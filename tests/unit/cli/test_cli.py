@@ -162,7 +162,7 @@ def test_semantic_cache_commands_and_a_corrupted_store(env: dict[str, str]) -> N
 
 
 def test_eval_split_json(env: dict[str, str]) -> None:
-    fixture = Path(__file__).parents[1] / "fixtures" / "split_sample.jsonl"
+    fixture = Path(__file__).parents[2] / "fixtures" / "split_sample.jsonl"
     result = CliRunner().invoke(app, ["eval", "split", "--file", str(fixture), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)

@@ -30,7 +30,7 @@ from codeweaver.sources.stackoverflow import (
 )
 from tests.fakes import FakeClock
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "stackexchange"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "stackexchange"
 SEARCH_URL = "https://api.stackexchange.com/2.3/search/advanced"
 SIMILAR_URL = "https://api.stackexchange.com/2.3/similar"
 ANSWERS_URL = r"https://api\.stackexchange\.com/2\.3/questions/(?P<ids>[0-9;]+)/answers"
