@@ -107,22 +107,17 @@ def _add_single_question(builder: StateGraph[Any, Any, Any, Any], deps: Deps) ->
         builder.add_edge(node, "collect_results")
     builder.add_node("search_subgraph", build_search_subgraph(deps))
 
-    builder.add_conditional_edges(
-        "analyze_question", route_question_type, ["generate_with_history", "check_cache"]
-    )
+    # Routers return Literal types: LangGraph reads the destinations from them.
+    builder.add_conditional_edges("analyze_question", route_question_type)
     builder.add_edge("generate_with_history", END)
-    builder.add_conditional_edges(
-        "check_cache", route_cache, ["return_cached_answer", "classify_intent"]
-    )
+    builder.add_conditional_edges("check_cache", route_cache)
     builder.add_edge("return_cached_answer", END)
     fanned_out = [node for node in SEARCH_NODES if node != FALLBACK_NODE]
     builder.add_conditional_edges("classify_intent", make_fanout(deps), fanned_out)
     builder.add_conditional_edges(
         "collect_results", make_route_collected(deps), [FALLBACK_NODE, "evaluate_results"]
     )
-    builder.add_conditional_edges(
-        "evaluate_results", route_evaluation, ["refine_search", "search_subgraph"]
-    )
+    builder.add_conditional_edges("evaluate_results", route_evaluation)
     builder.add_edge("refine_search", "classify_intent")
     builder.add_edge("search_subgraph", "generate_answer")
     builder.add_edge("generate_answer", "check_answer")
@@ -155,23 +150,15 @@ def build_graph(deps: Deps, checkpointer: BaseCheckpointSaver[Any] | None = None
     _add_single_question(builder, deps)
 
     builder.add_edge(START, "route_query")
-    builder.add_conditional_edges(
-        "route_query", route_after_query, ["answer_directly", "rewrite_question", "create_plan"]
-    )
+    builder.add_conditional_edges("route_query", route_after_query)
     builder.add_edge("answer_directly", END)
     builder.add_edge("rewrite_question", "create_plan")
-    builder.add_conditional_edges(
-        "create_plan",
-        route_plan,
-        ["analyze_question", "initiate_dynamic_search", "handle_too_many_questions"],
-    )
+    builder.add_conditional_edges("create_plan", route_plan)
     builder.add_edge("handle_too_many_questions", END)
     builder.add_conditional_edges(
         "initiate_dynamic_search", fanout_multi_questions, ["run_single_question_worker"]
     )
     builder.add_edge("run_single_question_worker", "combine_answers")
-    builder.add_conditional_edges(
-        "check_answer", route_after_check, ["generate_answer", "combine_answers", END]
-    )
+    builder.add_conditional_edges("check_answer", route_after_check)
     builder.add_edge("combine_answers", END)
     return builder.compile(checkpointer=checkpointer, name="codeweaver")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
@@ -266,7 +266,9 @@ class Librarian:
         return update
 
 
-def route_decision(state: GraphState) -> str:
+def route_decision(
+    state: GraphState,
+) -> Literal["librarian_agent", "librarian_tools", "librarian_answer"]:
     """To the tool the model chose, to the answer, or back for another decision."""
     action = state.get("librarian_action")
     if action is None:
@@ -291,11 +293,7 @@ def build_librarian_graph(
     builder.add_node("librarian_check", librarian.check)
     builder.add_edge(START, "librarian_start")
     builder.add_edge("librarian_start", "librarian_agent")
-    builder.add_conditional_edges(
-        "librarian_agent",
-        route_decision,
-        ["librarian_agent", "librarian_tools", "librarian_answer"],
-    )
+    builder.add_conditional_edges("librarian_agent", route_decision)  # its Literal: the targets
     builder.add_edge("librarian_tools", "librarian_agent")
     builder.add_edge("librarian_answer", "librarian_check")
     builder.add_edge("librarian_check", END)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage
@@ -106,7 +106,7 @@ async def analyze_question(state: GraphState, deps: Deps) -> dict[str, Any]:
     }
 
 
-def route_question_type(state: GraphState) -> str:
+def route_question_type(state: GraphState) -> Literal["generate_with_history", "check_cache"]:
     if state.get("question_type") == "clarification":
         return "generate_with_history"
     return "check_cache"
@@ -171,7 +171,7 @@ async def check_cache(state: GraphState, deps: Deps) -> dict[str, Any]:
     }
 
 
-def route_cache(state: GraphState) -> str:
+def route_cache(state: GraphState) -> Literal["return_cached_answer", "classify_intent"]:
     return "return_cached_answer" if state.get("cached_result") else "classify_intent"
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
 
@@ -151,7 +151,10 @@ async def _final(
     return update
 
 
-def route_after_check(state: GraphState) -> str:
+AfterCheck = Literal["generate_answer", "combine_answers", "__end__"]
+
+
+def route_after_check(state: GraphState) -> AfterCheck:
     if state.get("answer_feedback"):
         return "generate_answer"
     return "combine_answers" if state.get("is_worker") else "__end__"

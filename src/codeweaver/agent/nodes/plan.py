@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage
 from pydantic import BaseModel, Field
@@ -82,12 +82,16 @@ async def create_plan(state: GraphState, deps: Deps) -> dict[str, Any]:
     }
 
 
-def route_plan(state: GraphState) -> str:
-    return {
-        "single_topic": "analyze_question",
-        "multiple_questions": "initiate_dynamic_search",
-        "too_many": "handle_too_many_questions",
-    }[state.get("plan_case", "single_topic")]
+AfterPlan = Literal["analyze_question", "initiate_dynamic_search", "handle_too_many_questions"]
+_AFTER_PLAN: dict[str, AfterPlan] = {
+    "single_topic": "analyze_question",
+    "multiple_questions": "initiate_dynamic_search",
+    "too_many": "handle_too_many_questions",
+}
+
+
+def route_plan(state: GraphState) -> AfterPlan:
+    return _AFTER_PLAN[state.get("plan_case", "single_topic")]
 
 
 async def handle_too_many_questions(state: GraphState, deps: Deps) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -53,12 +53,16 @@ async def route_query(state: GraphState, deps: Deps) -> dict[str, Any]:
     }
 
 
-def route_after_query(state: GraphState) -> str:
-    return {
-        "simple": "answer_directly",
-        "history_required": "rewrite_question",
-        "rag_required": "create_plan",
-    }[state.get("route", "rag_required")]
+AfterQuery = Literal["answer_directly", "rewrite_question", "create_plan"]
+_AFTER_QUERY: dict[str, AfterQuery] = {
+    "simple": "answer_directly",
+    "history_required": "rewrite_question",
+    "rag_required": "create_plan",
+}
+
+
+def route_after_query(state: GraphState) -> AfterQuery:
+    return _AFTER_QUERY[state.get("route", "rag_required")]
 
 
 async def answer_directly(state: GraphState, deps: Deps) -> dict[str, Any]:

@@ -240,7 +240,7 @@ async def evaluate_results(state: GraphState, deps: Deps) -> dict[str, Any]:
     }
 
 
-def route_evaluation(state: GraphState) -> str:
+def route_evaluation(state: GraphState) -> Literal["refine_search", "search_subgraph"]:
     return "refine_search" if state.get("needs_refinement") else "search_subgraph"
 
 
