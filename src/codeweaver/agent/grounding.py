@@ -36,6 +36,7 @@ from codeweaver.agent.citations import (
 from codeweaver.agent.code_citations import introduces_code
 from codeweaver.agent.restatement import best_alignment
 from codeweaver.agent.text import STOPWORDS, sentences
+from codeweaver.agent.user_text import say
 from codeweaver.memory.verify import NEGATION, stemmed_words, subject_words
 
 if TYPE_CHECKING:
@@ -389,12 +390,6 @@ def warning(report: GroundingReport, language: str) -> str:
     """The visible note under an answer that still contradicts its sources after the
     rewrite (or that may not address the question)."""
     items = "\n".join(f"> - {v.claim.plain} ({v.reason})" for v in report.contradictions[:5])
-    if language == "ko":
-        head = "> **주의:** 이 답변의 일부는 인용한 자료와 어긋납니다." if items else ""
-        off = "" if report.answers_question else "> 질문에 충분히 답하지 못했을 수 있습니다."
-    else:
-        head = (
-            "> **Warning:** parts of this answer contradict the sources they cite." if items else ""
-        )
-        off = "" if report.answers_question else "> It may not fully answer the question."
+    head = say("contradicts_sources", language) if items else ""
+    off = "" if report.answers_question else say("may_not_answer", language)
     return "\n".join(filter(None, [head, items, off]))

@@ -15,6 +15,7 @@ from codeweaver.agent.api_citations import answer_code, cite_used_apis, uses_api
 from codeweaver.agent.grounding import check_grounding
 from codeweaver.agent.runner import Assistant
 from codeweaver.agent.state import SearchResult
+from codeweaver.agent.user_text import say
 from tests.fakes import FakeSource, make_deps
 
 
@@ -123,4 +124,4 @@ async def test_the_graph_answers_with_the_bare_prompt_and_cites_the_page_it_used
     assert [m.content for m in messages] == [m.content for m in prompts.bare_messages(question)]
     assert [s.get("api") for s in result.sources] == ["builtins.dict.update"]
     assert "`update` method [1]." in result.answer
-    assert prompts.NO_SOURCE_NOTE["en"] not in result.answer
+    assert say("no_source_note", "en") not in result.answer

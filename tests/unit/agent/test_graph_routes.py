@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from codeweaver.agent import prompts
 from codeweaver.agent.runner import Assistant, InvalidQuestionError
+from codeweaver.agent.user_text import say
 from codeweaver.sources.base import SourceError
 from tests.fakes import FakeSource, doc, docs, make_deps
 
@@ -215,7 +215,7 @@ async def test_refines_once_when_results_are_weak(tmp_path: Path) -> None:
     # The only result scored too low to cite: no sources, so no citations either.
     assert result.sources == []
     uncited = ANSWER.replace(" [1]", "").replace(" [2]", "")
-    assert result.answer == f"{prompts.NO_SOURCE_NOTE['en']}\n\n{uncited}"
+    assert result.answer == f"{say('no_source_note', 'en')}\n\n{uncited}"
 
 
 async def test_off_topic_results_get_a_more_specific_query_from_the_model(
@@ -281,7 +281,7 @@ async def test_failing_source_is_reported_and_answer_still_comes(tmp_path: Path)
     assert sum("index is corrupted" in str(m) for m in errors) == 2  # first try and refined
     # No sources: the answer keeps its text but loses citations that point nowhere.
     uncited = "Use `open()` and iterate over the file object. Each line keeps its newline."
-    assert result.answer == f"{prompts.NO_SOURCE_NOTE['en']}\n\n{uncited}"
+    assert result.answer == f"{say('no_source_note', 'en')}\n\n{uncited}"
     assert result.sources == []
 
 

@@ -16,9 +16,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from typer.testing import CliRunner
 
 from codeweaver.agent.librarian import MAX_STEPS, build_librarian_graph
-from codeweaver.agent.librarian.graph import LIBRARIAN_NODES, NO_SOURCES
+from codeweaver.agent.librarian.graph import LIBRARIAN_NODES
 from codeweaver.agent.librarian.protocol import Decision
 from codeweaver.agent.runner import Assistant, RunEvent, RunResult, UnknownModeError
+from codeweaver.agent.user_text import say
 from codeweaver.api.app import create_app
 from codeweaver.api.background import serve_in_thread
 from codeweaver.cli.app import app as cli_app
@@ -135,7 +136,7 @@ async def test_a_lower_step_limit_is_honoured(tmp_path: Path) -> None:
     )
     assert llm.tasks().count("librarian_step") == 3
     assert any("step limit reached (3 steps)" in s["message"] for s in final["intermediate_steps"])
-    assert final["answer"] == f"Use a for loop.\n\n{NO_SOURCES['en']}"
+    assert final["answer"] == f"Use a for loop.\n\n{say('no_sources_found', 'en')}"
     with pytest.raises(ValueError, match="max_steps"):
         build_librarian_graph(deps, max_steps=0)
 
@@ -170,7 +171,7 @@ async def test_a_source_that_times_out_is_reported_to_the_model(tmp_path: Path) 
     assert "error: installed_docs timed out after 0.05s" in prompts_of(llm, "librarian_step")[1]
     assert any(s["kind"] == "error" and "timed out" in s["message"] for s in result.steps)
     assert result.sources == []
-    assert result.answer == f"Use a for loop.\n\n{NO_SOURCES['en']}"
+    assert result.answer == f"Use a for loop.\n\n{say('no_sources_found', 'en')}"
 
 
 async def test_an_unknown_tool_is_an_error_observation_naming_the_real_tools(
@@ -187,7 +188,9 @@ async def test_an_unknown_tool_is_an_error_observation_naming_the_real_tools(
     assert [(s["node"], s["kind"]) for s in result.steps if s["kind"] == "error"] == [
         ("librarian_tools", "error")
     ]
-    assert NO_SOURCES["en"] in result.answer  # nothing was found, and the answer says so
+    assert (
+        say("no_sources_found", "en") in result.answer
+    )  # nothing was found, and the answer says so
 
 
 async def test_two_unusable_replies_in_a_row_go_to_the_answer(tmp_path: Path) -> None:
@@ -380,7 +383,7 @@ def test_cli_ask_in_librarian_mode(cli_env: Path) -> None:
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     assert payload["answer"].startswith(f"Scripted answer to: {question}")
-    assert NO_SOURCES["en"] in payload["answer"]  # no sources are configured here
+    assert say("no_sources_found", "en") in payload["answer"]  # no sources are configured here
     assert payload["plan_case"] is None
     assert [s["node"] for s in payload["steps"]][:2] == ["librarian_start", "librarian_agent"]
 

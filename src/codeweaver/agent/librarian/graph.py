@@ -28,6 +28,7 @@ from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.nodes.check import grounding_reader
 from codeweaver.agent.prompts import librarian as librarian_prompts
 from codeweaver.agent.state import GraphState, Step, new_turn
+from codeweaver.agent.user_text import say
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import ainvoke_structured, message_text
 
@@ -44,19 +45,7 @@ LIBRARIAN_NODES = (
     "librarian_answer",
     "librarian_check",
 )
-NO_SOURCES = {
-    "en": "> No sources were found for this question: this answer is from general knowledge only.",
-    "ko": "> 이 질문에 대한 자료를 찾지 못했습니다: 이 답변은 일반 지식에만 근거합니다.",
-}
-NOT_WRITTEN = {
-    "en": "I could not write an answer ({reason}).",
-    "ko": "답변을 생성하지 못했습니다 ({reason}).",
-}
 _TO_ANSWER: dict[str, str] = {"tool": ANSWER, "input": ""}
-
-
-def _localized(texts: dict[str, str], language: str) -> str:
-    return texts.get(language, texts["en"])
 
 
 @dataclass(frozen=True)
@@ -213,7 +202,7 @@ class Librarian:
             text, reason = "", f"{type(exc).__name__}: {exc}"
         if reason:
             return {
-                "answer": _localized(NOT_WRITTEN, language).format(reason=reason),
+                "answer": say("not_written", language, reason=reason),
                 "sources": sources,
                 "answer_failed": True,
                 "intermediate_steps": [step("librarian_answer", "error", reason)],
@@ -238,7 +227,7 @@ class Librarian:
         if state.get("answer_failed"):
             note = "not checked: generation failed"
         elif not sources:
-            answer = f"{answer}\n\n{_localized(NO_SOURCES, language)}"
+            answer = f"{answer}\n\n{say('no_sources_found', language)}"
             note = "not checked: no sources were found"
         elif not self.deps.settings.grounding_check:
             note = "not checked: grounding check off"

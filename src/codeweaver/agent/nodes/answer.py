@@ -13,6 +13,7 @@ from codeweaver.agent.citations import renumber_citations, tidy_answer
 from codeweaver.agent.code_citations import cite_copied_code
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
+from codeweaver.agent.user_text import say
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import message_text
 
@@ -44,12 +45,8 @@ def finish(
 
 def _fallback_answer(language: str, reason: str, sources: list[SearchResult]) -> str:
     listing = "\n".join(f"- [{i}] {s['title']}" for i, s in enumerate(sources, 1))
-    if language == "ko":
-        head = f"답변을 생성하지 못했습니다 ({reason})."
-        tail = f"\n\n찾은 자료:\n{listing}" if sources else ""
-    else:
-        head = f"I could not write an answer ({reason})."
-        tail = f"\n\nSources found:\n{listing}" if sources else ""
+    head = say("not_written", language, reason=reason)
+    tail = f"\n\n{say('sources_found', language, listing=listing)}" if sources else ""
     return head + tail
 
 
@@ -90,7 +87,7 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     answer, _ = cite_copied_code(answer, sources)
     answer, used = cite_used_apis(answer, by_name, len(sources) + 1)
     if not sources and not used:
-        answer = f"{prompts.NO_SOURCE_NOTE.get(language, prompts.NO_SOURCE_NOTE['en'])}\n\n{answer}"
+        answer = f"{say('no_source_note', language)}\n\n{answer}"
     note = f"draft {attempt} written with {len(sources)} sources"
     if by_name:
         note += f", citing {len(used)} of {len(by_name)} API pages its code uses"

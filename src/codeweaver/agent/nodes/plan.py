@@ -12,6 +12,7 @@ from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.guard import guard
 from codeweaver.agent.state import GraphState, PlanCase
 from codeweaver.agent.text import share_subject
+from codeweaver.agent.user_text import say
 from codeweaver.llm.structured import ainvoke_structured
 
 
@@ -97,9 +98,8 @@ def route_plan(state: GraphState) -> AfterPlan:
 async def handle_too_many_questions(state: GraphState, deps: Deps) -> dict[str, Any]:
     questions = state.get("sub_questions") or [state.get("question", "")]
     language = state.get("language", "en")
-    template = prompts.TOO_MANY.get(language, prompts.TOO_MANY["en"])
     listing = "\n".join(f"- {q}" for q in questions)
-    answer = template.format(count=max(3, len(questions)), listing=listing)
+    answer = say("too_many", language, count=max(3, len(questions)), listing=listing)
     return {
         "answer": answer,
         "sources": [],

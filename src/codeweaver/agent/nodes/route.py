@@ -20,17 +20,11 @@ from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.router import route_message
 from codeweaver.agent.state import GraphState, new_turn
 from codeweaver.agent.text import new_terms
+from codeweaver.agent.user_text import say
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import ainvoke_structured, message_text
 
 logger = logging.getLogger(__name__)
-
-SMALL_TALK_REPLY = {
-    "en": "Hello! I'm CodeWeaver. Ask me a programming question and I'll search and cite "
-    "the sources for you.",
-    "ko": "안녕하세요! CodeWeaver입니다. 프로그래밍 질문을 주시면 자료를 찾아 출처와 함께 "
-    "답해 드릴게요.",
-}
 
 
 class RewriteOut(BaseModel):
@@ -75,7 +69,7 @@ async def answer_directly(state: GraphState, deps: Deps) -> dict[str, Any]:
     except Exception as exc:  # a greeting must never fail the turn
         logger.warning("direct answer failed: %s", exc)
         answer = ""
-    answer = answer or SMALL_TALK_REPLY.get(language, SMALL_TALK_REPLY["en"])
+    answer = answer or say("small_talk", language)
     return finish(state, "answer_directly", answer, [], "answered directly (no search)")
 
 

@@ -301,29 +301,3 @@ def history_messages(
             f"{history_block(history)}\n{data_block('message', question)}\n{answer_in(language)}"
         ),
     ]
-
-
-# Put before an answer written with no source: the reader must know nothing backs it.
-NO_SOURCE_NOTE = {
-    "en": "_No relevant source was found: this answer comes from the model's general knowledge._",
-    "ko": "_관련 자료를 찾지 못해 모델의 일반 지식으로 답했습니다._",
-}
-
-TOO_MANY = {
-    "en": (
-        "You asked {count} questions at once. I answer at most two per message so each "
-        "gets a careful, cited answer. You can:\n\n"
-        "1. **Merge** them into one question about a single topic,\n"
-        "2. **Pick the two** most important ones and ask them together, or\n"
-        "3. **Ask one after another** — I keep the conversation, so follow-ups work.\n\n"
-        "Your questions:\n{listing}"
-    ),
-    "ko": (
-        "한 번에 {count}개의 질문을 하셨어요. 각 질문에 출처가 있는 충실한 답을 드리기 위해 "
-        "한 메시지에 최대 두 개까지 답합니다. 이렇게 해 보세요:\n\n"
-        "1. 하나의 주제로 **합쳐서** 질문하기\n"
-        "2. 가장 중요한 **두 개만 골라서** 함께 질문하기\n"
-        "3. **하나씩 차례로** 질문하기 — 대화가 이어지니 후속 질문도 됩니다.\n\n"
-        "질문 목록:\n{listing}"
-    ),
-}
