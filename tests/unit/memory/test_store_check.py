@@ -173,7 +173,7 @@ async def test_the_postgres_probe_passes_on_a_healthy_database() -> None:
     try:
         await (await psycopg.AsyncConnection.connect(POSTGRES_URL, connect_timeout=3)).close()
     except psycopg.OperationalError as exc:
-        pytest.skip(f"PostgreSQL at {POSTGRES_URL} is not reachable ({exc})")
+        pytest.fail(f"PostgreSQL at {POSTGRES_URL} is not reachable ({exc}); see README")
     async with _postgres(POSTGRES_URL) as store:
         assert await check_thread_store(store) is None
         async with await psycopg.AsyncConnection.connect(POSTGRES_URL) as db:
@@ -190,7 +190,7 @@ async def test_a_read_only_postgres_database_is_reported() -> None:
         saver_context = AsyncPostgresSaver.from_conn_string(read_only_url)
         saver = await saver_context.__aenter__()
     except psycopg.OperationalError as exc:
-        pytest.skip(f"PostgreSQL at {POSTGRES_URL} is not reachable ({exc})")
+        pytest.fail(f"PostgreSQL at {POSTGRES_URL} is not reachable ({exc}); see README")
     try:
         store = ThreadStore(saver, SqlSessionIndex(saver.conn, "%s"), "postgresql")
         problem = await check_thread_store(store)
