@@ -28,8 +28,8 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError, validate_question
 from codeweaver.agent.prompts.delimit import DEFUSED, OWN_TAGS, defuse
-from codeweaver.agent.runner import MAX_QUESTION_CHARS, InvalidQuestionError, validate_question
 from codeweaver.evaluation.cache_eval import load_pairs
 from codeweaver.evaluation.datasets import load_intent_examples, load_split_examples, read_jsonl
 from codeweaver.evaluation.retrieval_eval import load_questions

@@ -15,7 +15,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from codeweaver.agent.runner import Assistant, RunResult
+    from codeweaver.agent.runner import Assistant, RunEvent, RunResult
     from codeweaver.config import Settings
     from codeweaver.embeddings.base import register_embedder
     from codeweaver.factory import build_deps, open_assistant
@@ -29,6 +29,7 @@ _EXPORTS = {
     "build_deps": "codeweaver.factory",
     "open_assistant": "codeweaver.factory",
     "Assistant": "codeweaver.agent.runner",
+    "RunEvent": "codeweaver.agent.runner",
     "RunResult": "codeweaver.agent.runner",
     "SearchResult": "codeweaver.vocabulary",
     "Intent": "codeweaver.vocabulary",
@@ -39,6 +40,7 @@ _EXPORTS = {
 __all__ = [
     "Assistant",
     "Intent",
+    "RunEvent",
     "RunResult",
     "SearchResult",
     "Settings",

@@ -105,6 +105,18 @@ class Settings(BaseSettings):
         description="Folders searched by the local code source, separated by the OS path "
         "separator; default: the git repository of the working directory.",
     )
+    project: Path | None = Field(
+        default=None,
+        validation_alias=AliasChoices("CODEWEAVER_PROJECT"),
+        description="The project whose Python environment the installed docs come from; "
+        "default: the git repository of the working directory, else that folder.",
+    )
+    project_python: Path | None = Field(
+        default=None,
+        validation_alias=AliasChoices("CODEWEAVER_PROJECT_PYTHON"),
+        description="The project's Python interpreter; default: `$VIRTUAL_ENV/bin/python`, "
+        "else `.venv/bin/python` or `venv/bin/python` in the project.",
+    )
     docs_domains_file: Path | None = Field(
         default=None,
         validation_alias=AliasChoices("CODEWEAVER_DOCS_DOMAINS"),
@@ -260,6 +272,12 @@ class Settings(BaseSettings):
                 "or `openai:gpt-4o`"
             )
         return value
+
+    @field_validator("project", "project_python", mode="before")
+    @classmethod
+    def _blank_path_is_unset(cls, value: object) -> object:
+        # An empty variable means "not set", not the working directory (Path("") is ".").
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("response_language")
     @classmethod

@@ -6,7 +6,10 @@ depend on it without depending on each other.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired
+
+# typing_extensions: pydantic (LangGraph Studio's schema pages) rejects typing.TypedDict on 3.11.
+from typing_extensions import TypedDict
 
 Intent = Literal["debugging", "learning", "code_review"]
 StepKind = Literal["think", "act", "observe", "error"]
@@ -32,8 +35,13 @@ class SearchResult(TypedDict):
 
 
 class Step(TypedDict):
-    """One visible step of a run (drives CLI progress and streamed events)."""
+    """One visible step of a run (drives CLI progress and streamed events).
 
+    `id` is unique within a run: a step streamed when it starts and returned again in
+    its node's update is the same step, shown once.
+    """
+
+    id: str
     node: str
     kind: StepKind
     message: str

@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from functools import partial
 
 from codeweaver.agent.state import SearchResult
-from codeweaver.agent.text import tokens
+from codeweaver.words import tokens
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
 _CITATION_WITH_SPACE = re.compile(r"[ \t]?\[(\d{1,3})\]")

@@ -3,45 +3,19 @@
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from codeweaver.agent.search_nodes import FALLBACK_NODE, MIN_DOCUMENTS, SEARCH_NODES
 from codeweaver.agent.state import Step, StepKind, is_reset
 from codeweaver.config import Settings
 from codeweaver.memory.cache import AnswerCache, NullCache
 from codeweaver.sources.base import Source
-
-# Graph search node → candidate sources, in order of preference: the first usable one
-# answers. Adding a source is a new entry here, never a branch in a node.
-SEARCH_NODES: dict[str, tuple[str, ...]] = {
-    "search_stackoverflow": ("stackoverflow",),
-    "search_github": ("github",),
-    "search_github_issues": ("github_issues",),
-    "search_official_docs": ("tavily_docs", "installed_docs"),
-    "search_web": ("web",),
-    "search_knowledge_base": ("knowledge_base",),
-    "search_local_code": ("local_code",),
-}
-# The node that always has an offline source (installed docs): the fan-out's fallback.
-BASELINE_NODE = "search_official_docs"
-# Web search is the fallback: it runs only when the fan-out found too few.
-FALLBACK_NODE = "search_web"
-MIN_DOCUMENTS = 3
-
-# Results each node asks for, per intent, as a multiple of the configured base; 0 means
-# the node does not run for that intent (your own code rarely answers "what is X?").
-RESULT_POLICY: dict[str, dict[str, float]] = {
-    "search_stackoverflow": {"debugging": 2.0, "learning": 1.0, "code_review": 1.0},
-    "search_github": {"debugging": 1.0, "learning": 1.0, "code_review": 1.5},
-    # Known bugs answer errors and broken upgrades; they rarely explain or review code.
-    "search_github_issues": {"debugging": 1.0, "learning": 0.0, "code_review": 0.0},
-    "search_official_docs": {"debugging": 1.0, "learning": 1.0, "code_review": 1.0},
-    "search_knowledge_base": {"debugging": 1.0, "learning": 1.0, "code_review": 1.0},
-    "search_local_code": {"debugging": 1.0, "learning": 0.0, "code_review": 1.5},
-}
+from codeweaver.vocabulary import Intent
 
 
 @dataclass(frozen=True)
@@ -66,7 +40,8 @@ class Deps:
     def source_for(self, node: str) -> tuple[Source | None, str]:
         """The source that serves a search node, or None and why none can."""
         reasons: list[str] = []
-        for name in SEARCH_NODES.get(node, ()):
+        row = SEARCH_NODES.get(node)
+        for name in row.sources if row else ():
             source = self.sources.get(name)
             if source is None:
                 reasons.append(f"{name}: not configured")
@@ -77,11 +52,12 @@ class Deps:
             reasons.append(f"{name}: {status.reason or status.state}")
         return None, "; ".join(reasons) or "no source configured"
 
-    def result_limit(self, node: str, intent: str) -> int:
-        factor = RESULT_POLICY.get(node, {}).get(intent, 1.0)
+    def result_limit(self, node: str, intent: Intent) -> int:
+        row = SEARCH_NODES.get(node)
+        factor = row.share_for(intent) if row else 1.0
         return max(1, round(self.settings.results_per_source * factor)) if factor else 0
 
-    def search_plan(self, intent: str) -> list[PlannedSearch]:
+    def search_plan(self, intent: Intent) -> list[PlannedSearch]:
         """Every search node with its source and result count for this intent."""
         plan: list[PlannedSearch] = []
         for node in SEARCH_NODES:
@@ -114,7 +90,8 @@ def label_steps(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, A
 def announce(state: Mapping[str, Any], item: Step) -> None:
     """Stream a step the moment it starts (e.g. a search), before the node returns.
 
-    The node still returns the step in its update; the runner shows it once.
+    The node still returns the step in its update (the turn's record keeps it); the
+    runner shows it once, by its id.
     """
     from langgraph.config import get_stream_writer
 
@@ -124,7 +101,7 @@ def announce(state: Mapping[str, Any], item: Step) -> None:
 
 
 def step(node: str, kind: StepKind, message: str, **data: Any) -> Step:
-    item: Step = {"node": node, "kind": kind, "message": message}
+    item: Step = {"id": uuid.uuid4().hex[:16], "node": node, "kind": kind, "message": message}
     if data:
         item["data"] = data
     return item

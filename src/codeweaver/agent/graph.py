@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from codeweaver.agent.deps import FALLBACK_NODE, SEARCH_NODES, Deps, label_steps
+from codeweaver.agent.binding import bind
+from codeweaver.agent.deps import Deps
 from codeweaver.agent.nodes.analyze import (
     analyze_question,
     check_cache,
@@ -43,33 +43,19 @@ from codeweaver.agent.nodes.search import (
     refine_search,
     route_evaluation,
 )
+from codeweaver.agent.search_nodes import FALLBACK_NODE, SEARCH_NODES, fanned_out_nodes
 from codeweaver.agent.state import (
     GraphState,
+    PipelineOutput,
     SearchSubgraphInput,
     SearchSubgraphOutput,
     SearchSubgraphState,
+    TurnInput,
 )
-
-S = TypeVar("S")
 
 # Nodes that run a graph of their own; their inner steps stream from inside them.
 SUBGRAPH_NODES = frozenset({"search_subgraph", "run_single_question_worker"})
-Node = Callable[[S, Deps], Awaitable[dict[str, Any]]]
 Compiled = CompiledStateGraph[Any, Any, Any, Any]
-
-
-def _bind(fn: Node[S], deps: Deps) -> Any:
-    """A graph node closing over the dependencies.
-
-    Typed `Any`: LangGraph's `add_node` overloads expect a protocol with a parameter
-    named `state`, which a generic callable type cannot express.
-    """
-
-    async def node(state: S) -> dict[str, Any]:
-        return label_steps(state, await fn(state, deps))  # type: ignore[arg-type]
-
-    node.__name__ = fn.__name__
-    return node
 
 
 def build_search_subgraph(deps: Deps) -> Compiled:
@@ -78,8 +64,8 @@ def build_search_subgraph(deps: Deps) -> Compiled:
         input_schema=SearchSubgraphInput,
         output_schema=SearchSubgraphOutput,
     )
-    builder.add_node("filter_and_score", _bind(filter_and_score, deps))
-    builder.add_node("summarize_results", _bind(summarize_results, deps))
+    builder.add_node("filter_and_score", bind(filter_and_score, deps))
+    builder.add_node("summarize_results", bind(summarize_results, deps))
     builder.add_edge(START, "filter_and_score")
     builder.add_edge("filter_and_score", "summarize_results")
     builder.add_edge("summarize_results", END)
@@ -100,7 +86,7 @@ def _add_single_question(builder: StateGraph[Any, Any, Any, Any], deps: Deps) ->
         generate_answer,
         check_answer,
     ):
-        builder.add_node(fn.__name__, _bind(fn, deps))
+        builder.add_node(fn.__name__, bind(fn, deps))
     for node in SEARCH_NODES:
         search: Any = make_search_node(node, deps)
         builder.add_node(node, search)
@@ -112,8 +98,7 @@ def _add_single_question(builder: StateGraph[Any, Any, Any, Any], deps: Deps) ->
     builder.add_edge("generate_with_history", END)
     builder.add_conditional_edges("check_cache", route_cache)
     builder.add_edge("return_cached_answer", END)
-    fanned_out = [node for node in SEARCH_NODES if node != FALLBACK_NODE]
-    builder.add_conditional_edges("classify_intent", make_fanout(deps), fanned_out)
+    builder.add_conditional_edges("classify_intent", make_fanout(deps), fanned_out_nodes())
     builder.add_conditional_edges(
         "collect_results", make_route_collected(deps), [FALLBACK_NODE, "evaluate_results"]
     )
@@ -138,15 +123,19 @@ def build_worker_graph(deps: Deps) -> Compiled:
 
 
 def build_graph(deps: Deps, checkpointer: BaseCheckpointSaver[Any] | None = None) -> Compiled:
-    """The outer graph (router, plan, search, answer, check), with an optional checkpointer."""
-    builder = StateGraph(GraphState)
+    """The outer graph (router, plan, search, answer, check), with an optional checkpointer.
+
+    A run takes a `TurnInput` and returns a `PipelineOutput`: the answer and what the
+    runner reports with it, not the working channels.
+    """
+    builder = StateGraph(GraphState, input_schema=TurnInput, output_schema=PipelineOutput)
     for fn in (route_query, answer_directly, rewrite_question, create_plan):
-        builder.add_node(fn.__name__, _bind(fn, deps))
-    builder.add_node("handle_too_many_questions", _bind(handle_too_many_questions, deps))
-    builder.add_node("initiate_dynamic_search", _bind(initiate_dynamic_search, deps))
+        builder.add_node(fn.__name__, bind(fn, deps))
+    builder.add_node("handle_too_many_questions", bind(handle_too_many_questions, deps))
+    builder.add_node("initiate_dynamic_search", bind(initiate_dynamic_search, deps))
     worker: Any = make_worker(build_worker_graph(deps))
     builder.add_node("run_single_question_worker", worker)
-    builder.add_node("combine_answers", _bind(combine_answers, deps))
+    builder.add_node("combine_answers", bind(combine_answers, deps))
     _add_single_question(builder, deps)
 
     builder.add_edge(START, "route_query")

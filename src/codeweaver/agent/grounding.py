@@ -35,9 +35,9 @@ from codeweaver.agent.citations import (
 )
 from codeweaver.agent.code_citations import introduces_code
 from codeweaver.agent.restatement import best_alignment
-from codeweaver.agent.text import STOPWORDS, sentences
+from codeweaver.agent.text import sentences
 from codeweaver.agent.user_text import say
-from codeweaver.memory.verify import NEGATION, stemmed_words, subject_words
+from codeweaver.words import NEGATION, STOPWORDS, stemmed_words, subject_words
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

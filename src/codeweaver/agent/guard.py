@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from codeweaver.agent.state import PlanCase, QuestionType
-from codeweaver.agent.text import refers_back, subject_terms
+from codeweaver.words import refers_back, subject_terms
 
 _FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 from codeweaver.agent.language import is_english
-from codeweaver.agent.text import STOPWORDS
 from codeweaver.sources.query_shapes import error_line as error_query
+from codeweaver.words import STOPWORDS
 
 MAX_QUERIES = 3
 MAX_TITLE_CHARS = 200

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from codeweaver.agent.guard import strip_code
 from codeweaver.agent.state import Route
-from codeweaver.agent.text import new_terms, refers_back
+from codeweaver.words import new_terms, refers_back
 
 _SMALL_TALK_EN = (
     r"(hi|hello|hey|yo|hiya|good (morning|afternoon|evening|night)|"

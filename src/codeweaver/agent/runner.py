@@ -11,28 +11,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-import unicodedata
 import uuid
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessageChunk, HumanMessage, RemoveMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from codeweaver.agent.deps import Deps
 from codeweaver.agent.graph import SUBGRAPH_NODES, build_graph
+from codeweaver.agent.input_check import validate_mode, validate_question
 from codeweaver.agent.librarian import build_librarian_graph
-from codeweaver.agent.state import SearchResult, Step, is_reset
+from codeweaver.agent.state import PipelineOutput, SearchResult, Step, is_reset
 from codeweaver.llm.structured import message_text
 
-MAX_QUESTION_CHARS = 8000
 ANSWER_NODES = frozenset({"generate_answer", "generate_with_history", "librarian_answer"})
-# How a message is answered: the fixed pipeline or the librarian loop.
-Mode = Literal["pipeline", "librarian"]
-MODES: tuple[str, ...] = get_args(Mode)
 # A node of each graph whose only edge goes to END: a state update made as that node
 # schedules nothing, so clearing an interrupted turn does not look like a new one.
 _CLOSING_NODE: dict[str, str] = {"pipeline": "combine_answers", "librarian": "librarian_check"}
@@ -42,89 +37,6 @@ _CLOSING_NODE: dict[str, str] = {"pipeline": "combine_answers", "librarian": "li
 _TURN_OUTPUTS: dict[str, Any] = {"canonical_question": "", "plan_case": None}
 
 logger = logging.getLogger(__name__)
-
-
-class InvalidQuestionError(ValueError):
-    """The message cannot be answered as given; the text says why."""
-
-
-class UnknownModeError(InvalidQuestionError):
-    """No answering mode has this name."""
-
-
-def validate_mode(mode: object) -> Mode:
-    if mode not in MODES:
-        raise UnknownModeError(f"unknown mode {mode!r}; the modes are: {', '.join(MODES)}")
-    return mode  # type: ignore[return-value]
-
-
-# What text may hold that `isprintable` calls unprintable: whitespace controls, and the
-# colour codes of pasted terminal output. Format characters (ZWJ, RLM, BOM…) and every
-# space separator (NBSP, U+3000…) are letters' business and never counted.
-_TEXT_CONTROLS = frozenset("\t\n\v\f\r")
-_TERMINAL_CODES = re.compile(
-    r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]{0,200}(?:\x07|\x1b\\)|[()][0-9A-Za-z])"
-)
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _binary_reason(text: str) -> str | None:
-    """Why `text` looks like bytes rather than writing, or None.
-
-    Binary read as text (latin-1, or UTF-8 with errors="replace") shows C0/C1 control
-    characters (about 1 in 9 random bytes; real text has none besides whitespace) and
-    replacement characters U+FFFD or unassigned code points. bench/unicode_questions.py
-    measures it: none of 31,123 questions of the shared data sets is rejected, none of
-    2,578 samples of binary files (with or without their NULs) is accepted.
-    """
-    if "\x00" in text:
-        return "a NUL character"
-    controls = undecoded = 0
-    for char in _TERMINAL_CODES.sub("", text):
-        kind = unicodedata.category(char)
-        if kind == "Cc" and char not in _TEXT_CONTROLS:
-            controls += 1
-        elif char == "\ufffd" or kind == "Cn":
-            undecoded += 1
-    # Controls decide: binary always has some (1.1% of the sparsest sample, a stripped ELF
-    # header), text has none, so a few strays in a long paste are forgiven. Replacement
-    # characters alone only when they are most of the text: a question about mojibake
-    # ("I get ����") holds a few.
-    size = max(len(text), 1)
-    if (controls > 8 and controls / size >= 0.005) or (controls >= 3 and controls / size >= 0.015):
-        return f"{controls} control characters"
-    if (unreadable := controls + undecoded) >= 4 and unreadable / size >= 0.3:
-        return f"{unreadable} control or undecodable characters"
-    return None
-
-
-def validate_question(text: object) -> str:
-    """A clean question, or `InvalidQuestionError` for empty, huge, binary or invalid input."""
-    if isinstance(text, bytes):
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InvalidQuestionError("the question is not UTF-8 text") from None
-    if not isinstance(text, str):
-        raise InvalidQuestionError("the question must be text")
-    # A lone surrogate (JSON "\ud800", or bytes decoded with surrogateescape) cannot be
-    # encoded, so it would fail later in the cache, the model or the stream.
-    if (surrogate := _SURROGATE.search(text)) is not None:
-        raise InvalidQuestionError(
-            "the question is not valid Unicode text (it holds the lone surrogate "
-            f"U+{ord(surrogate.group()):04X}; send it as UTF-8)"
-        )
-    if (reason := _binary_reason(text)) is not None:
-        raise InvalidQuestionError(f"the question contains binary data ({reason})")
-    cleaned = text.strip()
-    if not cleaned:
-        raise InvalidQuestionError("the question is empty")
-    if len(cleaned) > MAX_QUESTION_CHARS:
-        raise InvalidQuestionError(
-            f"the question is {len(cleaned):,} characters long; the limit is "
-            f"{MAX_QUESTION_CHARS:,} (shorten it or put the material in the knowledge base)"
-        )
-    return cleaned
 
 
 @dataclass(frozen=True)
@@ -154,10 +66,6 @@ class RunResult:
         }
 
 
-def _step_key(item: Step) -> tuple[str, str, str]:
-    return (str(item.get("node")), str(item.get("kind")), str(item.get("message")))
-
-
 def unanswered_ids(messages: list[Any]) -> list[str]:
     """Ids of the user messages that end `messages` with no answer after them."""
     ids: list[str] = []
@@ -169,7 +77,7 @@ def unanswered_ids(messages: list[Any]) -> list[str]:
     return ids
 
 
-def _cache_keys(final: dict[str, Any]) -> tuple[str, ...]:
+def _cache_keys(final: PipelineOutput) -> tuple[str, ...]:
     parts = [a.get("cache_key", "") for a in final.get("multi_answers") or [] if not is_reset(a)]
     keys = parts if final.get("plan_case") == "multiple_questions" else []
     keys = keys or [final.get("canonical_question") or ""]
@@ -217,7 +125,8 @@ class Assistant:
         graph = self.librarian if chosen == "librarian" else self._graph
         thread = thread_id or uuid.uuid4().hex
         config = {"configurable": {"thread_id": thread}}
-        final: dict[str, Any] = {}
+        # The last `values` of the run: the keys of the graph's output schema.
+        final: PipelineOutput = {}
         # A turn cut off before its answer (client gone, process killed) left its question
         # in the thread; dropped with this input, so the model never reads it as asked.
         dropped = [RemoveMessage(id=i) for i in await self._unanswered(graph, config)]
@@ -226,7 +135,7 @@ class Assistant:
             "messages": [*dropped, HumanMessage(question)],
             **_TURN_OUTPUTS,
         }
-        announced: list[tuple[str, str, str]] = []  # steps streamed when they started
+        announced: set[str] = set()  # ids of the steps streamed when they started
         finished = False
         try:
             # Closed with this generator, so a dropped stream stops the run (and flushes
@@ -237,6 +146,8 @@ class Assistant:
                     config,
                     stream_mode=["updates", "messages", "values", "custom"],
                     subgraphs=True,
+                    # `values` streams every channel unless told the output schema's.
+                    output_keys=graph.output_channels,
                 )
             ) as parts:
                 async for namespace, kind, chunk in parts:
@@ -244,18 +155,15 @@ class Assistant:
                         final = chunk
                     elif kind == "custom" and isinstance(chunk, dict) and "step" in chunk:
                         item = chunk["step"]
-                        announced.append(_step_key(item))
+                        announced.add(item["id"])
                         yield RunEvent("step", step=item, node=str(item.get("node", "")))
                     elif kind == "updates":
                         for node, update in chunk.items():
                             if node in SUBGRAPH_NODES:
                                 continue  # their steps were already streamed from inside
                             for item in (update or {}).get("intermediate_steps", []) or []:
-                                if is_reset(item):
-                                    continue
-                                if _step_key(item) in announced:
-                                    announced.remove(_step_key(item))  # shown when it started
-                                    continue
+                                if is_reset(item) or item["id"] in announced:
+                                    continue  # a marker, or a step shown when it started
                                 yield RunEvent("step", step=item, node=node)
                     elif kind == "messages":
                         token, meta = chunk

@@ -6,10 +6,13 @@ are defined in `codeweaver.vocabulary`, which imports nothing of the package.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, Required
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+
+# typing_extensions: pydantic (LangGraph Studio's schema pages) rejects typing.TypedDict on 3.11.
+from typing_extensions import TypedDict
 
 from codeweaver import vocabulary as _vocabulary
 
@@ -34,6 +37,45 @@ class MultiAnswer(TypedDict, total=False):
     answer: str
     sources: list[SearchResult]
     cache_key: str  # the worker's canonical question
+
+
+class CachedAnswer(TypedDict, total=False):
+    """A cache hit, as `check_cache` found it for `return_cached_answer`.
+
+    `check_cache` writes every key; not total because the reader takes `or {}`.
+    """
+
+    answer: str
+    sources: list[SearchResult]
+    model: str
+
+
+class BestDraft(TypedDict):
+    """The best draft so far of a turn whose check failed: returned if no rewrite passes."""
+
+    answer: str
+    rank: list[int]  # `GroundingReport.rank()`: lower is better
+    warning: str
+
+
+class UnsupportedClaim(TypedDict):
+    claim: str
+    citations: list[int]
+    outcome: str
+    reason: str
+
+
+class GroundingDetails(TypedDict):
+    """`GroundingReport.to_dict()`: the last check of the turn, also a step's data."""
+
+    passed: bool
+    claims: int
+    contradictions: int
+    citations_removed: int
+    unsupported: list[UnsupportedClaim]
+    unknown_citations: list[int]
+    answers_question: bool
+    asked_model: bool
 
 
 def is_reset(item: object) -> bool:
@@ -87,23 +129,27 @@ def new_turn(*steps: Step) -> dict[str, Any]:
 
 
 class GraphState(TypedDict, total=False):
-    """State of the outer graph and of each single-question worker."""
+    """State of the outer graph and of each single-question worker.
+
+    Every run starts with a question (`TurnInput` requires it; a worker gets its own), so
+    nodes read `state["question"]`; every other channel may be unset.
+    """
 
     messages: Annotated[list[AnyMessage], add_messages]
-    question: str
+    question: Required[str]
     language: str
     # route_query: the route, and the message as written when it was rewritten
     route: Route
     original_question: str | None
-    # create_plan
-    plan_case: PlanCase
+    # create_plan; cleared to None by the runner's input
+    plan_case: PlanCase | None
     sub_questions: list[str]
     # analyze_question
     question_type: QuestionType | None
     should_cache: bool
     canonical_question: str
     # check_cache
-    cached_result: dict[str, Any] | None
+    cached_result: CachedAnswer | None
     # classify_intent / search
     intent: Intent
     search_query: str
@@ -121,19 +167,52 @@ class GraphState(TypedDict, total=False):
     answer_attempt: int
     answer_failed: bool
     answer_feedback: str | None
-    best_answer: dict[str, Any] | None
-    grounding: dict[str, Any] | None
+    best_answer: BestDraft | None
+    grounding: GroundingDetails | None
     is_worker: bool
     worker_index: int
     multi_answers: Annotated[list[MultiAnswer], append_or_reset]
     intermediate_steps: Annotated[list[Step], append_or_reset]
-    # --- librarian mode: the ReAct loop of one turn, reset by librarian_start ---
+
+
+class LibrarianState(GraphState, total=False):
+    """The librarian's state: the pipeline's channels (one thread serves both modes)
+    and the ReAct loop of one turn, reset by librarian_start."""
+
     # Past steps as {"thought", "tool", "input", "observation"}, oldest first.
     librarian_scratchpad: list[dict[str, str]]
     # The tool chosen by the last decision and its input; None once it has run.
     librarian_action: dict[str, str] | None
     librarian_steps: int  # decisions taken this turn
     librarian_invalid: int  # unusable model replies in a row
+
+
+class TurnInput(TypedDict, total=False):
+    """What the runner sends for one message: the question, the message (with removals
+    of an interrupted turn's question), and the per-turn outputs cleared."""
+
+    question: Required[str]
+    messages: Annotated[list[AnyMessage], add_messages]
+    canonical_question: str
+    plan_case: PlanCase | None
+
+
+class TurnOutput(TypedDict, total=False):
+    """What a librarian run returns; `messages` too, so Studio shows the conversation."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    answer: str
+    sources: list[SearchResult]
+    intermediate_steps: Annotated[list[Step], append_or_reset]
+
+
+class PipelineOutput(TurnOutput, total=False):
+    """What a pipeline run returns: the answer, and what the runner reports with it."""
+
+    plan_case: PlanCase | None
+    question_type: QuestionType | None
+    canonical_question: str  # the cache key of a single question
+    multi_answers: Annotated[list[MultiAnswer], append_or_reset]  # the keys of two
 
 
 class SearchTask(TypedDict):

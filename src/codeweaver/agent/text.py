@@ -1,4 +1,4 @@
-"""Cheap lexical tools: relevance by term overlap and extractive summaries.
+"""Sentences and extractive summaries of results (the word tools are in `codeweaver.words`).
 
 On two CPU cores a model call per search result would dominate the run, so scoring and
 summarising kept results is lexical; the model's budget goes to the decisions and the
@@ -9,15 +9,9 @@ from __future__ import annotations
 
 import re
 
-from codeweaver import words as _words
+from codeweaver.words import WORD, overlap
 
 _SENTENCE = re.compile(r"(?<=[.!?。])\s+(?=[A-Z가-힣`(])|\n{2,}")
-
-# Word tools live below every layer (sources score with them too); named here for the
-# agent's modules.
-STOPWORDS = _words.STOPWORDS
-tokens = _words.tokens
-overlap = _words.overlap
 
 
 def sentences(text: str) -> list[str]:
@@ -52,7 +46,7 @@ def code_summary(text: str, query: str, max_chars: int = MAX_CODE_SUMMARY_CHARS)
     """The lead paragraph, the first code block with the paragraph that introduces it, then
     the paragraphs and blocks that share most words with `query`, in their original order
     and whole (a summary that flattens code into prose loses what answers the question)."""
-    blocks = [(c, b) for c, b in _blocks(text) if c or _words.WORD.search(b)]  # not "---"
+    blocks = [(c, b) for c, b in _blocks(text) if c or WORD.search(b)]  # not "---"
     first_code = next(i for i, (is_code, _) in enumerate(blocks) if is_code)
     chosen = {0, first_code, max(0, first_code - 1)}
 
@@ -91,96 +85,3 @@ def extractive_summary(text: str, query: str, max_sentences: int = 3, max_chars:
     if len(summary) > max_chars:
         summary = summary[: max_chars - 1].rsplit(" ", 1)[0] + "…"
     return summary
-
-
-# Korean particles and endings that attach to a noun ("튜플의", "튜플을" → "튜플").
-_KO_SUFFIXES = (
-    "에서는",
-    "에서",
-    "으로",
-    "이랑",
-    "하고",
-    "에게",
-    "까지",
-    "부터",
-    "처럼",
-    "의",
-    "을",
-    "를",
-    "은",
-    "는",
-    "이",
-    "가",
-    "와",
-    "과",
-    "에",
-    "로",
-    "랑",
-    "도",
-    "만",
-)
-# Words that name no subject of their own: sharing them says nothing.
-_VAGUE_TEXT = """python javascript java rust go typescript language code program difference differ
-    different versus vs work works make best way error errors problem 차이 차이점 뭐야 뭔가요
-    어떻게 언제 왜 무엇 사용 방법 에러 오류 문제 해결 그리고 또 써 쓰는 해
-example examples sample code snippet 예제 예시 코드 보여줘 설명 좀"""
-_VAGUE = frozenset(_VAGUE_TEXT.split())
-
-
-def _stem(word: str) -> str:
-    if "가" <= word[0] <= "힣":
-        for suffix in _KO_SUFFIXES:
-            if len(word) > len(suffix) + 1 and word.endswith(suffix):
-                return word[: -len(suffix)]
-        return word
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
-
-
-def subject_terms(text: str) -> set[str]:
-    """Distinctive words of a question, lightly stemmed, for comparing subjects."""
-    return {s for s in (_stem(t) for t in tokens(text)) if s not in _VAGUE and len(s) > 1}
-
-
-_BACK_REFERENCE = re.compile(
-    r"\b(it|its|this|that|these|those|they|them|one)\b|그거|그것|그건|이거|이것|이건|그럼",
-    re.IGNORECASE,
-)
-
-
-def share_subject(first: str, second: str) -> bool:
-    """Whether two questions are about one thing: they name a common subject, or the
-    second refers back to the first ("how do I stop it?") or names nothing of its own."""
-    one, two = subject_terms(first), subject_terms(second)
-    return bool(one & two) or not one or not two or refers_back(second)
-
-
-def refers_back(text: str) -> bool:
-    """Whether the text points at something said before ("it", "that", "그거")."""
-    return bool(_BACK_REFERENCE.search(text))
-
-
-# Vague words that still name what a follow-up moves to ("what about in Rust?").
-_NAMING = frozenset("python javascript java rust go typescript".split())
-_FOLLOW_UP_WORDS = frozenset(_KO_SUFFIXES) | {
-    "에서는요",
-    "는요",
-    "은요",
-    "요",
-    "그럼",
-    "그러면",
-    "근데",
-    "그건",
-    "그거",
-    "instead",
-    "case",
-}
-
-
-def new_terms(text: str, earlier: str) -> set[str]:
-    """Words of `text` that name something `earlier` did not: a follow-up's new subject."""
-    own = {
-        s
-        for s in (_stem(t) for t in tokens(text))
-        if len(s) > 1 and s not in _FOLLOW_UP_WORDS and (s not in _VAGUE or s in _NAMING)
-    }
-    return own - {_stem(t) for t in tokens(earlier)}

@@ -26,8 +26,9 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
+from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError, Mode
 from codeweaver.agent.librarian import MAX_STEPS
-from codeweaver.agent.runner import MAX_QUESTION_CHARS, Assistant, InvalidQuestionError, Mode
+from codeweaver.agent.runner import Assistant
 from codeweaver.api.auth import TokenTable
 from codeweaver.api.errors import install_error_handlers, json_safe
 from codeweaver.api.queue import QueueFullError, RunQueue

@@ -15,13 +15,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from codeweaver.agent.runner import (
-    ANSWER_NODES,
-    Assistant,
-    InvalidQuestionError,
-    RunResult,
-    validate_question,
-)
+from codeweaver.agent.input_check import InvalidQuestionError, validate_question
+from codeweaver.agent.runner import ANSWER_NODES, Assistant, RunResult
 from codeweaver.api.queue import RunQueue, Ticket
 from codeweaver.api.render import render_answer, safe_url
 from codeweaver.memory.sessions import (

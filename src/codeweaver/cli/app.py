@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 from contextlib import nullcontext
 from enum import StrEnum
@@ -13,6 +14,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from codeweaver.cli.common import console as _console
+from codeweaver.cli.common import fail as _fail
+from codeweaver.cli.common import known_errors as _known_errors
+from codeweaver.cli.common import safe as _safe
+from codeweaver.cli.common import settings as _settings
 from codeweaver.cli.terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -20,7 +26,6 @@ if TYPE_CHECKING:
 
     from codeweaver.agent.deps import Deps
     from codeweaver.config import Settings
-    from codeweaver.memory.cache import AnswerCache
 
 
 def _not_utf8(args: list[str]) -> str | None:
@@ -58,8 +63,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-cache_app = typer.Typer(help="Inspect and manage the answer cache.", no_args_is_help=True)
-app.add_typer(cache_app, name="cache")
 
 ModelOpt = Annotated[
     str | None, typer.Option("--model", "-m", help="Chat model as provider:model.")
@@ -68,6 +71,17 @@ ThreadOpt = Annotated[
     str | None, typer.Option("--thread", "-t", help="Conversation id to continue.")
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+# A string, not a Path: Typer turns "" into Path("."), the current folder.
+ProjectOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--project",
+        metavar="DIR",
+        show_default=False,
+        help="Your project: the installed docs read its Python environment. Default: the "
+        "git repository of the working directory, else that folder (CODEWEAVER_PROJECT).",
+    ),
+]
 
 
 class AnswerMode(StrEnum):
@@ -87,49 +101,24 @@ ModeOpt = Annotated[
 ]
 
 
-def _console(stderr: bool = False) -> Console:
-    from rich.console import Console
-
-    return Console(stderr=stderr)
-
-
-def _settings(**explicit: Any) -> Settings:
-    from codeweaver.config import Settings
-
-    return Settings(**{k: v for k, v in explicit.items() if v is not None})
-
-
-def _safe(text: object, single_line: bool = False) -> str:
-    """Outside text for a Rich markup string: no terminal escapes, no markup."""
-    from rich.markup import escape
-
-    return escape(terminal_safe(str(text), single_line=single_line))
+@app.callback()
+def _global_options(ctx: typer.Context, project: ProjectOpt = None) -> None:
+    # Options before the command. `--project` reaches every `Settings()`, including those
+    # commands build themselves, as CODEWEAVER_PROJECT, restored when the command ends.
+    if project is not None:
+        folder = os.path.abspath(os.path.expanduser(project))
+        if not project.strip() or not os.path.isdir(folder):
+            _fail(f"--project: no such folder: '{project}'")
+        previous = os.environ.get("CODEWEAVER_PROJECT")
+        os.environ["CODEWEAVER_PROJECT"] = folder
+        ctx.call_on_close(lambda: _restore_env("CODEWEAVER_PROJECT", previous))
 
 
-def _fail(message: str, code: int = 2) -> None:
-    _console(stderr=True).print(f"[bold red]error:[/] {_safe(message)}", highlight=False)
-    raise typer.Exit(code)
-
-
-def _known_errors() -> tuple[type[Exception], ...]:
-    from pydantic import ValidationError
-
-    from codeweaver.agent.runner import InvalidQuestionError
-    from codeweaver.llm.registry import ModelConfigError
-    from codeweaver.llm.weights import WeightsError
-    from codeweaver.memory.cache import CacheStoreError
-    from codeweaver.memory.checkpoint import ThreadStoreError
-    from codeweaver.memory.store_clients import VectorStoreError
-
-    return (
-        InvalidQuestionError,
-        ModelConfigError,
-        WeightsError,
-        CacheStoreError,
-        ThreadStoreError,
-        VectorStoreError,
-        ValidationError,
-    )
+def _restore_env(name: str, value: str | None) -> None:
+    if value is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = value
 
 
 def _prepare(settings: Settings, interactive: bool) -> Deps:
@@ -196,7 +185,7 @@ def ask(
 ) -> None:
     """Answer one question, citing its sources."""
     try:
-        from codeweaver.agent.runner import validate_question
+        from codeweaver.agent.input_check import validate_question
 
         question = validate_question(question)
         settings = _settings(model=model, cache_enabled=False if no_cache else None)
@@ -226,7 +215,7 @@ def chat(
 async def _chat(deps: Deps, thread: str, console: Console, mode: str = "pipeline") -> None:
     import uuid
 
-    from codeweaver.agent.runner import InvalidQuestionError
+    from codeweaver.agent.input_check import InvalidQuestionError
     from codeweaver.cli.render import LiveRun, plain_result, print_result
     from codeweaver.factory import open_assistant
 
@@ -309,78 +298,15 @@ def doctor(
         raise typer.Exit(1)
 
 
-def _open_cache() -> AnswerCache:
-    """The configured cache, or a clear error (a locked or unreadable store) and exit 2."""
-    from codeweaver.factory import build_cache
-
-    try:
-        return build_cache(_settings())
-    except _known_errors() as exc:
-        _fail(str(exc))
-        raise  # unreachable: _fail exits
-
-
-@cache_app.command("stats")
-def cache_stats() -> None:
-    """Number of cached answers and hits."""
-    stats = _open_cache().stats()
-    _console().print(f"entries: {stats.entries}  hits: {stats.hits}  store: {_safe(stats.path)}")
-
-
-@cache_app.command("list")
-def cache_list(limit: Annotated[int, typer.Option(min=1)] = 20) -> None:
-    """The most recent cached questions."""
-    from datetime import datetime
-
-    console = _console()
-    for entry in _open_cache().entries(limit):
-        when = datetime.fromtimestamp(entry.created_at).isoformat(timespec="seconds")
-        question = _safe(entry.question, single_line=True)
-        console.print(f"{when}  hits={entry.hits}  {question}", highlight=False)
-
-
-@cache_app.command("forget")
-def cache_forget(question: str) -> None:
-    """Remove the cached answer of one canonical (English) question, or of the cached
-    question a lookup of it would serve."""
-    if not _open_cache().forget(question):
-        _fail(f"no cached answer for {question!r}", code=1)
-    _console().print("forgotten")
-
-
-@cache_app.command("clear")
-def cache_clear(
-    http: Annotated[
-        bool,
-        typer.Option("--http", help="Empty the cache of online-source responses instead."),
-    ] = False,
-) -> None:
-    """Remove every cached answer (with --http: every cached online-source response)."""
-    if not http:
-        _console().print(f"removed {_open_cache().clear()} entries")
-        return
-    from codeweaver.sources.http_cache import clear_http_cache
-
-    directory = _settings().http_cache_dir
-    try:
-        cleared = clear_http_cache(directory)
-    except OSError as exc:
-        _fail(f"could not clear the HTTP cache in {directory}: {exc}")
-        return  # unreachable: _fail exits
-    entries = "?" if cleared.entries is None else str(cleared.entries)
-    _console().print(
-        f"removed {entries} cached HTTP responses ({cleared.size} bytes) from {_safe(directory)}",
-        highlight=False,
-    )
-
-
 def _register_subcommands() -> None:
     from codeweaver.cli import eval_answers_cmd  # noqa: F401  (registers `eval answers`)
+    from codeweaver.cli.cache_cmds import cache_app
     from codeweaver.cli.eval_cmds import eval_app
     from codeweaver.cli.index_cmds import index_app
     from codeweaver.cli.serve_cmd import serve
 
     app.command()(serve)
+    app.add_typer(cache_app, name="cache")
     app.add_typer(eval_app, name="eval")
     app.add_typer(index_app, name="index")
 

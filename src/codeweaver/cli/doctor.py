@@ -73,9 +73,29 @@ def _stores(settings: Settings) -> dict[str, str]:
     }
 
 
+def _plugin_failures() -> dict[str, str]:
+    """Entry-point plugins that failed to load, by `group:name`; empty when all loaded."""
+    from codeweaver.embeddings.base import EMBEDDERS
+    from codeweaver.llm.registry import PROVIDERS
+    from codeweaver.sources.base import SOURCES
+
+    return {
+        f"{registry.group}:{name}": why
+        for registry in (PROVIDERS, SOURCES, EMBEDDERS)
+        for name, why in registry.failed_plugins().items()
+    }
+
+
+def _project_report(settings: Settings) -> dict[str, Any]:
+    """The project and the Python environment whose docs the installed docs index."""
+    from codeweaver.sources.installed_docs.project import describe, find_project_for
+
+    return describe(find_project_for(settings), settings.docs_index_dir)
+
+
 def collect_report(settings: Settings) -> dict[str, Any]:
     """A JSON-serialisable description of the model, sources, stores and keys."""
-    from codeweaver.agent.deps import SEARCH_NODES
+    from codeweaver.agent.search_nodes import SEARCH_NODES
     from codeweaver.factory import build_sources
     from codeweaver.sources.base import source_names
 
@@ -89,7 +109,9 @@ def collect_report(settings: Settings) -> dict[str, Any]:
     return {
         "model": _model_report(settings),
         "sources": sources,
-        "search_nodes": {node: list(names) for node, names in SEARCH_NODES.items()},
+        "search_nodes": {name: list(row.sources) for name, row in SEARCH_NODES.items()},
+        "plugins": _plugin_failures(),
+        "project": _project_report(settings),
         "stores": _stores(settings),
         "keys": settings.key_status(),
         "response_language": settings.response_language or "the question's language",
@@ -115,7 +137,11 @@ def render_report(console: Console, report: dict[str, Any]) -> None:
         style = "green" if state == "ready" else "yellow"
         table.add_row(Text(_safe(name)), Text(_safe(state), style=style))
     console.print(table)
+    for plugin, why in report.get("plugins", {}).items():
+        line = f"plugin {_safe(plugin)} failed to load: {_safe(why)}"
+        console.print(Text(line, style="bold red"), highlight=False)
 
+    _render_project(console, report.get("project"))
     console.print("[bold]stores[/]")
     for name, where in report["stores"].items():
         console.print(Text(f"  {_safe(name)}: {_safe(where)}"), highlight=False)
@@ -123,6 +149,27 @@ def render_report(console: Console, report: dict[str, Any]) -> None:
     console.print("[bold]keys[/] (set / not set, values never shown)")
     for name, present in keys.items():
         console.print(f"  {name}: {'set' if present else 'not set'}")
+
+
+def _render_project(console: Console, project: dict[str, Any] | None) -> None:
+    """Project root and environment; paths and reasons are outside text, printed inert."""
+    if not project:
+        return
+    console.print(Text("project  ", style="bold") + Text(_safe(project.get("root", ""))))
+    count = _safe(project.get("distributions", 0))
+    facts = f"Python {_safe(project.get('python_version', ''))}, {count} distributions"
+    python, how = _safe(project.get("python", "")), _safe(project.get("found_by", ""))
+    if project.get("environment") == "project":
+        line = f"  environment: {python} (found by {how}), {facts}"
+    elif "found_by" in project:
+        line = f"  environment: {python} (found by {how}), CodeWeaver's own, {facts}"
+    else:
+        reason = _safe(project.get("reason", ""))
+        console.print(Text(f"  no project environment: {reason}"), highlight=False)
+        line = f"  using CodeWeaver's own environment: {python}, {facts}"
+    console.print(Text(line), highlight=False)
+    if project.get("index"):
+        console.print(Text(f"  docs index: {_safe(project['index'])}"), highlight=False)
 
 
 def collect_live(settings: Settings) -> list[ProbeReport]:

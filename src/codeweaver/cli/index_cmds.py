@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 from contextlib import nullcontext
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-if TYPE_CHECKING:
-    from rich.console import Console
+from codeweaver.cli.common import console as _console
+from codeweaver.cli.common import fail as _fail
 
+if TYPE_CHECKING:
     from codeweaver.config import Settings
     from codeweaver.kb.report import IndexReport
     from codeweaver.kb.store import KnowledgeBase
@@ -33,12 +34,6 @@ HiddenOpt = Annotated[
 ]
 
 
-def _console(stderr: bool = False) -> Console:
-    from rich.console import Console
-
-    return Console(stderr=stderr)
-
-
 def _one_line(text: str) -> str:
     """A path, title or reason from outside as one line without escape sequences."""
     from codeweaver.cli.terminal import terminal_safe
@@ -51,17 +46,6 @@ def _markup(text: str) -> str:
     from rich.markup import escape
 
     return escape(_one_line(text))
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    from rich.markup import escape
-
-    from codeweaver.cli.terminal import terminal_safe
-
-    # Multi-line messages stay so; the paths in them were made single-line by the caller.
-    safe = escape(terminal_safe(message))
-    _console(stderr=True).print(f"[bold red]error:[/] {safe}", highlight=False)
-    raise typer.Exit(code)
 
 
 def _check_given(paths: list[str], *, must_exist: bool) -> None:

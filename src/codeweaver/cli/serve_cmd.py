@@ -23,7 +23,9 @@ def serve(
         check_binding,
     )
     from codeweaver.api.rate_limit import ProxySettingError
-    from codeweaver.cli.app import _fail, _known_errors, _settings
+    from codeweaver.cli.common import fail as _fail
+    from codeweaver.cli.common import known_errors as _known_errors
+    from codeweaver.cli.common import settings as _settings
 
     try:
         settings = _settings(model=model)

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 from numpy.typing import NDArray
 
+from codeweaver.registry import Registry, UnknownNameError
+
 if TYPE_CHECKING:
     from codeweaver.config import Settings
 
@@ -36,24 +38,20 @@ class Embedder(Protocol):
 # A factory gets the part after `kind:` (empty for plain names) and the settings.
 EmbedderFactory = Callable[[str, "Settings"], Embedder]
 
-_REGISTRY: dict[str, EmbedderFactory] = {}
+# Built-in embedders register themselves when their module is imported; other packages
+# register theirs under the `codeweaver.embedders` entry-point group.
+EMBEDDERS: Registry[EmbedderFactory] = Registry(
+    "embedding model",
+    group="codeweaver.embedders",
+    builtins=["codeweaver.embeddings.minilm", "codeweaver.embeddings.st_backend"],
+)
+register_embedder = EMBEDDERS.register  # decorator: `@register_embedder("kind")`
 _SHARED: dict[str, Embedder] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def register_embedder(kind: str) -> Callable[[EmbedderFactory], EmbedderFactory]:
-    """Decorator: make an embedder factory available as `kind` or `kind:<argument>`."""
-
-    def decorate(factory: EmbedderFactory) -> EmbedderFactory:
-        _REGISTRY[kind] = factory
-        return factory
-
-    return decorate
-
-
 def embedder_kinds() -> list[str]:
-    _load_builtin_embedders()
-    return sorted(_REGISTRY)
+    return EMBEDDERS.names()
 
 
 def create_embedder(name: str, settings: Settings) -> Embedder:
@@ -65,15 +63,14 @@ def create_embedder(name: str, settings: Settings) -> Embedder:
     with _SHARED_LOCK:
         if name in _SHARED:
             return _SHARED[name]
-        _load_builtin_embedders()
         kind, _, argument = name.partition(":")
-        factory = _REGISTRY.get(kind.strip().lower())
-        if factory is None:
-            known = ", ".join(f"`{k}`" for k in sorted(_REGISTRY))
+        try:
+            factory = EMBEDDERS.get(kind.strip().lower())
+        except UnknownNameError as exc:
             raise EmbeddingError(
-                f"unknown embedding model {name!r}; known: {known} "
-                "(set CODEWEAVER_EMBEDDINGS, e.g. `minilm` or `sentence-transformers:BAAI/bge-m3`)"
-            )
+                f"{exc} (set CODEWEAVER_EMBEDDINGS, e.g. `minilm` or "
+                "`sentence-transformers:BAAI/bge-m3`)"
+            ) from None
         embedder = factory(argument.strip(), settings)
         _SHARED[name] = embedder
         return embedder
@@ -90,8 +87,3 @@ def l2_normalise(vectors: NDArray[np.floating]) -> Vectors:
     # An all-zero row (empty input) stays zero instead of becoming NaN.
     out: Vectors = (vectors / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
     return out
-
-
-def _load_builtin_embedders() -> None:
-    # Importing the modules runs their @register_embedder decorators.
-    from codeweaver.embeddings import minilm, st_backend  # noqa: F401

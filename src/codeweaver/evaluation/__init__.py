@@ -19,9 +19,9 @@ from codeweaver.evaluation.metrics import (
     ConfusionMatrix,
     classification_report,
     confusion_matrix,
-    normalize_question,
+    jaccard_match,
+    normalize_for_scoring,
     questions_match,
-    same_question,
     token_jaccard,
 )
 from codeweaver.evaluation.runners import (
@@ -63,11 +63,11 @@ __all__ = [
     "evaluate_split",
     "expected_case",
     "intent_for_stackeval_type",
+    "jaccard_match",
     "load_intent_examples",
     "load_split_examples",
-    "normalize_question",
+    "normalize_for_scoring",
     "questions_match",
     "read_jsonl",
-    "same_question",
     "token_jaccard",
 ]

@@ -173,8 +173,11 @@ _TOKEN_EDGES = "\"'`()[]{}<>,.;:!?？。！，；：…“”‘’「」『』"
 JACCARD_THRESHOLD = 0.6
 
 
-def normalize_question(text: str) -> str:
-    """NFKC, casefold, collapse whitespace, strip surrounding space and trailing punctuation."""
+def normalize_for_scoring(text: str) -> str:
+    """NFKC, casefold, collapse whitespace, strip surrounding space and trailing punctuation.
+
+    For scoring split questions only; the answer cache keys questions with its own
+    `memory.cache.normalise_question`."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     return " ".join(folded.split()).rstrip(_TRAILING)
 
@@ -183,23 +186,24 @@ def token_jaccard(a: str, b: str) -> float:
     """Jaccard overlap of the normalised whitespace tokens (edge punctuation removed)."""
     left, right = _tokens(a), _tokens(b)
     if not left and not right:
-        return 1.0 if normalize_question(a) == normalize_question(b) else 0.0
+        return 1.0 if normalize_for_scoring(a) == normalize_for_scoring(b) else 0.0
     return len(left & right) / len(left | right)
 
 
-def same_question(a: str, b: str, threshold: float = JACCARD_THRESHOLD) -> bool:
-    """Equal after normalisation, or token Jaccard ≥ `threshold`."""
-    return normalize_question(a) == normalize_question(b) or token_jaccard(a, b) >= threshold
+def jaccard_match(a: str, b: str, threshold: float = JACCARD_THRESHOLD) -> bool:
+    """Equal after normalisation, or token Jaccard ≥ `threshold`: a split question matches
+    the expected one (not the cache's rule verdict, `memory.verify.same_question`)."""
+    return normalize_for_scoring(a) == normalize_for_scoring(b) or token_jaccard(a, b) >= threshold
 
 
 def questions_match(
     expected: Sequence[str], predicted: Sequence[str], threshold: float = JACCARD_THRESHOLD
 ) -> bool:
-    """True when the lists pair up one-to-one, in any order, under `same_question`."""
+    """True when the lists pair up one-to-one, in any order, under `jaccard_match`."""
     if len(expected) != len(predicted):
         return False
     edges = [
-        [j for j, p in enumerate(predicted) if same_question(e, p, threshold)] for e in expected
+        [j for j, p in enumerate(predicted) if jaccard_match(e, p, threshold)] for e in expected
     ]
     owner: dict[int, int] = {}  # predicted index -> expected index
 
@@ -217,5 +221,5 @@ def questions_match(
 
 
 def _tokens(text: str) -> set[str]:
-    stripped = (token.strip(_TOKEN_EDGES) for token in normalize_question(text).split())
+    stripped = (token.strip(_TOKEN_EDGES) for token in normalize_for_scoring(text).split())
     return {token for token in stripped if token}

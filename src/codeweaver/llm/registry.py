@@ -11,6 +11,7 @@ from langchain_core.language_models import BaseChatModel
 
 from codeweaver.config import Settings
 from codeweaver.llm.weights import KNOWN_WEIGHTS, ProgressCallback, ensure_weights
+from codeweaver.registry import Registry, UnknownNameError
 
 ProviderFactory = Callable[[str, Settings, "ProgressCallback | None"], BaseChatModel]
 
@@ -37,19 +38,14 @@ class ModelRef:
         return f"{self.provider}:{self.name}"
 
 
-_PROVIDERS: dict[str, ProviderFactory] = {}
-
-
-def register_provider(name: str) -> Callable[[ProviderFactory], ProviderFactory]:
-    def decorate(factory: ProviderFactory) -> ProviderFactory:
-        _PROVIDERS[name] = factory
-        return factory
-
-    return decorate
+# Built-in providers register below; other packages register theirs under the
+# `codeweaver.providers` entry-point group.
+PROVIDERS: Registry[ProviderFactory] = Registry("model provider", group="codeweaver.providers")
+register_provider = PROVIDERS.register  # decorator: `@register_provider("name")`
 
 
 def provider_names() -> list[str]:
-    return sorted(_PROVIDERS)
+    return PROVIDERS.names()
 
 
 def create_chat_model(
@@ -58,11 +54,9 @@ def create_chat_model(
     """Build the chat model named by `spec` (`provider:model`)."""
     ref = ModelRef.parse(spec)
     try:
-        factory = _PROVIDERS[ref.provider]
-    except KeyError:
-        raise ModelConfigError(
-            f"unknown model provider {ref.provider!r}; known: {', '.join(provider_names())}"
-        ) from None
+        factory = PROVIDERS.get(ref.provider)
+    except UnknownNameError as exc:
+        raise ModelConfigError(str(exc)) from None
     return factory(ref.name, settings, progress)
 
 

@@ -63,7 +63,8 @@ _PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
 
 
 def normalise_question(text: str) -> str:
-    """Case-, width- and punctuation-insensitive form of a question."""
+    """Case-, width- and punctuation-insensitive form of a question: the cache key (the exact
+    cache's primary key, the semantic cache's point id), not a scoring normalisation."""
     text = unicodedata.normalize("NFKC", text).casefold()
     return _PUNCT.sub(" ", text).strip()
 

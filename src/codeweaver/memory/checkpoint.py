@@ -17,7 +17,11 @@ class ThreadStoreError(RuntimeError):
 
 @asynccontextmanager
 async def sqlite_checkpointer(path: Path) -> AsyncIterator[AsyncSqliteSaver]:
-    """LangGraph's SQLite checkpointer on `path`, created on first use."""
+    """LangGraph's SQLite checkpointer on `path`, created on first use.
+
+    A folder that cannot be created or written, or a path SQLite cannot open, is named
+    here, before aiosqlite's worker threads could fail on it.
+    """
     from codeweaver.memory.store_check import sqlite_open_problem, sqlite_problem
 
     problem = await asyncio.to_thread(sqlite_open_problem, path)

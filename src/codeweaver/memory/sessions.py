@@ -326,20 +326,15 @@ async def _sqlite(path: Path) -> AsyncIterator[ThreadStore]:
     from contextlib import AsyncExitStack
 
     import aiosqlite
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-    from codeweaver.memory.store_check import sqlite_open_problem, sqlite_problem
+    from codeweaver.memory.checkpoint import sqlite_checkpointer
+    from codeweaver.memory.store_check import sqlite_problem
 
-    # A folder that cannot be created or written, or a path SQLite cannot open, is named
-    # here, before aiosqlite's worker threads could fail on it.
-    problem = await asyncio.to_thread(sqlite_open_problem, path)
-    if problem is not None:
-        raise ThreadStoreError(problem.detail)
     async with AsyncExitStack() as opened:
+        # Names a folder or file SQLite cannot use before anything else opens it.
+        saver = await opened.enter_async_context(sqlite_checkpointer(path))
         try:
-            saver = await opened.enter_async_context(AsyncSqliteSaver.from_conn_string(str(path)))
             connection = await opened.enter_async_context(aiosqlite.connect(path, timeout=30))
-            await saver.setup()
             await connection.execute("PRAGMA journal_mode=WAL")
             index = SqlSessionIndex(connection, "?")
             await index.setup()

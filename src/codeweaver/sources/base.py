@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
+from codeweaver.registry import Registry
 from codeweaver.vocabulary import Intent, SearchResult
 
 if TYPE_CHECKING:
@@ -85,47 +85,31 @@ class Preparable(Protocol):
 
 SourceFactory = Callable[["Settings"], Source]
 
-_REGISTRY: dict[str, SourceFactory] = {}
-
-
-def register_source(name: str) -> Callable[[SourceFactory], SourceFactory]:
-    """Decorator: make a source factory available under `name`."""
-
-    def decorate(factory: SourceFactory) -> SourceFactory:
-        _REGISTRY[name] = factory
-        return factory
-
-    return decorate
+# Built-in sources register themselves when their module is imported; other packages
+# register theirs under the `codeweaver.sources` entry-point group.
+SOURCES: Registry[SourceFactory] = Registry(
+    "source",
+    group="codeweaver.sources",
+    builtins=[
+        f"codeweaver.sources.{module}"
+        for module in (
+            "installed_docs",
+            "stackoverflow",
+            "github",
+            "github_issues",
+            "tavily_docs",
+            "web",
+            "knowledge_base",
+            "local_code",
+        )
+    ],
+)
+register_source = SOURCES.register  # decorator: `@register_source("name")`
 
 
 def source_names() -> list[str]:
-    _load_builtin_sources()
-    return sorted(_REGISTRY)
+    return SOURCES.names()
 
 
 def create_source(name: str, settings: Settings) -> Source:
-    _load_builtin_sources()
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise KeyError(f"unknown source {name!r}; known sources: {known}") from None
-    return factory(settings)
-
-
-BUILTIN_SOURCE_MODULES = (
-    "installed_docs",
-    "stackoverflow",
-    "github",
-    "github_issues",
-    "tavily_docs",
-    "web",
-    "knowledge_base",
-    "local_code",
-)
-
-
-def _load_builtin_sources() -> None:
-    # Importing the modules runs their @register_source decorators.
-    for module in BUILTIN_SOURCE_MODULES:
-        importlib.import_module(f"codeweaver.sources.{module}")
+    return SOURCES.get(name)(settings)

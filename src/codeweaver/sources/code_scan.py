@@ -1,7 +1,8 @@
-"""The local code source's machinery: walking a tree as git would, query terms, line scoring.
+"""The local code source's machinery: walking a tree as git would, line matching and scoring.
 
-Everything here is synchronous and pure apart from reading files; `local_code` runs it in a
-thread and turns the ranked hits into results.
+The query's terms come from `code_scan_terms` (`extract_terms`, named here for
+`local_code`). Everything here is synchronous and pure apart from reading files;
+`local_code` runs it in a thread and turns the ranked hits into results.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from pathspec import GitIgnoreSpec
 
-from codeweaver.words import STOPWORDS
+from codeweaver.sources.code_scan_terms import Term
+from codeweaver.sources.code_scan_terms import extract_terms as extract_terms
+from codeweaver.words.patterns import CODE_SEARCH_WORD
 
 logger = logging.getLogger(__name__)
 
@@ -200,111 +202,6 @@ def read_text(path: Path) -> str | None:
     return data.decode("utf-8", errors="replace")
 
 
-# --------------------------------------------------------------------------- query terms
-
-TermKind = Literal["phrase", "error", "identifier", "word", "part"]
-# How much a match of each kind counts, before idf.
-KIND_WEIGHTS: dict[TermKind, float] = {
-    "phrase": 2.0,
-    "error": 1.5,
-    "identifier": 1.5,
-    "word": 1.0,
-    "part": 0.5,
-}
-MAX_TERMS = 24
-MAX_PHRASE_WORDS = 16
-# Words of a debugging question that say nothing about where in the code to look.
-_VAGUE_TEXT = """
-    error errors exception exceptions problem problems issue issues bug bugs fix fixed
-    fixing code function functions method methods file files line lines debug debugging
-    review crash crashes crashed fail fails failed failing work works working happen happens
-    wrong instead getting call calls called calling return returns def self none true false
-    null let var const import thing something anyone help know see look like raise raised
-    raises throw throws thrown keep keeps still even one"""
-_VAGUE = frozenset(_VAGUE_TEXT.split())
-_NOISE = STOPWORDS | _VAGUE
-_ERROR_NAME = r"[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning|Exit|Interrupt)"
-_ERROR_MESSAGE = re.compile(rf"\b({_ERROR_NAME}):[ \t]*([^\n]+)")
-# Where a quoted error message ends and the question goes on.
-_MESSAGE_END = re.compile(
-    r"(?<=[.?!])\s|\s[—–-]\s|\s(?:when|whenever|while|after|because|but|if)\s+"
-    r"(?:i|we|my|our|the|calling|running|trying|using)\b",
-    re.IGNORECASE,
-)
-_ERROR_ONLY = re.compile(rf"^{_ERROR_NAME}$")
-_QUOTED = re.compile(r"`([^`\n]+)`|\"([^\"\n]{2,})\"|“([^”\n]{2,})”|(?<!\w)'([^'\n]{2,})'(?!\w)")
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_CODE_LIKE = re.compile(r"^[\w.]+(?:\(\))?$")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_WORDS = re.compile(r"\w+")
-
-
-@dataclass(frozen=True)
-class Term:
-    """A lowercased search term. A phrase is its words joined by single spaces (matched
-    across punctuation and quotes) and keeps its content words (to find candidate lines
-    and to match in part when placeholders were filled in)."""
-
-    text: str
-    kind: TermKind
-    content: tuple[str, ...] = ()
-
-    @property
-    def weight(self) -> float:
-        return KIND_WEIGHTS[self.kind]
-
-
-def _split_identifier(name: str) -> list[str]:
-    return [part.lower() for part in _CAMEL.sub(" ", name.replace("_", " ")).split()]
-
-
-def _is_compound(name: str) -> bool:
-    return "_" in name.strip("_") or bool(_CAMEL.search(name))
-
-
-def extract_terms(query: str) -> list[Term]:
-    """Phrases (quoted text, error messages), error names, identifiers with their
-    camelCase/snake_case parts, and the remaining content words of `query`."""
-    found: dict[str, Term] = {}
-
-    def add(term: Term) -> None:
-        kept = found.get(term.text)
-        if kept is None or term.weight > kept.weight:
-            found[term.text] = term
-
-    def add_phrase(text: str) -> None:
-        words = tuple(_WORDS.findall(text.lower()))[:MAX_PHRASE_WORDS]
-        content = tuple(w for w in words if w not in _NOISE and len(w) > 1)
-        if len(words) >= 2 and content:
-            add(Term(" ".join(words), "phrase", content))
-
-    code_names: set[str] = set()
-    for match in _QUOTED.finditer(query):
-        inner = next(group for group in match.groups() if group is not None).strip()
-        if _CODE_LIKE.match(inner):
-            code_names.update(_IDENTIFIER.findall(inner))
-        else:
-            add_phrase(inner)
-    for match in _ERROR_MESSAGE.finditer(query):
-        # The message ends with its sentence; the question usually goes on after it.
-        add_phrase(_MESSAGE_END.split(match.group(2), maxsplit=1)[0])
-    code_names.update(m.group(1) for m in re.finditer(r"([A-Za-z_]\w*)\s*\(", query))
-    for name in _IDENTIFIER.findall(query):
-        lowered = name.lower()
-        if _ERROR_ONLY.match(name):
-            add(Term(lowered, "error"))
-        elif _is_compound(name) or name in code_names:
-            if lowered not in _NOISE and len(lowered) > 1:
-                add(Term(lowered, "identifier"))
-            for part in _split_identifier(name):
-                if part != lowered and part not in _NOISE and len(part) > 1:
-                    add(Term(part, "part"))
-        elif lowered not in _NOISE and len(lowered) > 1 and not lowered.isdigit():
-            add(Term(lowered, "word"))
-    ranked = sorted(found.values(), key=lambda term: -term.weight)
-    return ranked[:MAX_TERMS]
-
-
 # --------------------------------------------------------------------------- matching
 
 DEFINITION = re.compile(
@@ -329,7 +226,7 @@ class FileMatches:
 
 
 def _phrase_credit(term: Term, line: str) -> float:
-    words = _WORDS.findall(line)
+    words = CODE_SEARCH_WORD.findall(line)
     if f" {term.text} " in f" {' '.join(words)} ":
         return 1.0
     # Longest in-order run of the phrase's content words on the line (an LCS).

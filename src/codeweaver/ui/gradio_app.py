@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from codeweaver.agent.runner import InvalidQuestionError
+from codeweaver.agent.input_check import InvalidQuestionError
 from codeweaver.api.auth import DEFAULT_USER, TokenTable
 from codeweaver.api.queue import QueueFullError
 from codeweaver.api.render import safe_url

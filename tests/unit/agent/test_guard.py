@@ -11,7 +11,6 @@ from codeweaver.agent.guard import (
     question_candidates,
 )
 from codeweaver.agent.language import answer_language, detect_language
-from codeweaver.agent.text import share_subject
 
 
 @pytest.mark.parametrize(
@@ -83,41 +82,6 @@ def test_language_detection(text: str, lang: str) -> None:
 def test_response_language_override() -> None:
     assert answer_language("JWT가 뭐야?", "en") == "en"
     assert answer_language("JWT가 뭐야?", None) == "ko"
-
-
-@pytest.mark.parametrize(
-    ("first", "second", "same"),
-    [
-        ("What is a Python decorator?", "How do I write a decorator?", True),
-        ("How do I sort a dict by value?", "How do I merge two dicts?", True),
-        ("파이썬 리스트와 튜플의 차이가 뭐야?", "언제 튜플을 써야 해?", True),
-        ("JWT가 뭐야?", "CORS 에러는 어떻게 해결해?", False),
-        (
-            "What is the difference between async/await and Promise?",
-            "When should I use String and when &str in Rust?",
-            False,
-        ),
-        (
-            "How do I read a CSV file with pandas?",
-            "What is the difference between a list and a tuple?",
-            False,
-        ),
-    ],
-)
-def test_two_questions_share_a_subject(first: str, second: str, same: bool) -> None:
-    assert share_subject(first, second) is same
-
-
-@pytest.mark.parametrize(
-    ("first", "second"),
-    [
-        ("What is a closure in JavaScript?", "How is it different from a callback?"),
-        ("Why does my component re-render forever?", "How do I stop this?"),
-        ("What is a Python generator?", "Please explain with an example."),
-    ],
-)
-def test_back_references_keep_one_subject(first: str, second: str) -> None:
-    assert share_subject(first, second)
 
 
 def test_leading_joiners_are_dropped_from_candidates() -> None:

@@ -15,10 +15,11 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from typer.testing import CliRunner
 
+from codeweaver.agent.input_check import UnknownModeError
 from codeweaver.agent.librarian import MAX_STEPS, build_librarian_graph
 from codeweaver.agent.librarian.graph import LIBRARIAN_NODES
 from codeweaver.agent.librarian.protocol import Decision
-from codeweaver.agent.runner import Assistant, RunEvent, RunResult, UnknownModeError
+from codeweaver.agent.runner import Assistant, RunEvent, RunResult
 from codeweaver.agent.user_text import say
 from codeweaver.api.app import create_app
 from codeweaver.api.background import serve_in_thread

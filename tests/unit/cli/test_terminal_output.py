@@ -37,7 +37,12 @@ SOURCE: SearchResult = {
     "attribution": f"by {HOSTILE}",
 }
 ANSWER = f"Use `sorted()` {HOSTILE} [1].\n\n```python\nprint('{HOSTILE}')\n```\n"
-STEP: Step = {"node": f"search_web{HOSTILE}", "kind": "act", "message": f"query {HOSTILE}"}
+STEP: Step = {
+    "id": "s1",
+    "node": f"search_web{HOSTILE}",
+    "kind": "act",
+    "message": f"query {HOSTILE}",
+}
 
 
 class FakeAssistant:

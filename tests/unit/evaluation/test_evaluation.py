@@ -21,11 +21,11 @@ from codeweaver.evaluation import (
     evaluate_split,
     expected_case,
     intent_for_stackeval_type,
+    jaccard_match,
     load_intent_examples,
     load_split_examples,
-    normalize_question,
+    normalize_for_scoring,
     questions_match,
-    same_question,
     token_jaccard,
 )
 
@@ -286,8 +286,8 @@ def test_report_to_dict_is_json() -> None:
         ("how\tdo I\n fix it.", "how do i fix it"),
     ],
 )
-def test_normalize_question(raw: str, normalised: str) -> None:
-    assert normalize_question(raw) == normalised
+def test_normalize_for_scoring(raw: str, normalised: str) -> None:
+    assert normalize_for_scoring(raw) == normalised
 
 
 def test_token_jaccard_by_hand() -> None:
@@ -297,8 +297,8 @@ def test_token_jaccard_by_hand() -> None:
     )
     # {what, is, jwt} vs {what, is, cors}: 2 / 4 = 0.5 < 0.6
     assert token_jaccard("What is JWT?", "What is CORS?") == pytest.approx(0.5)
-    assert not same_question("What is JWT?", "What is CORS?")
-    assert same_question("How do I undo a commit?", "how do I revert a commit")
+    assert not jaccard_match("What is JWT?", "What is CORS?")
+    assert jaccard_match("How do I undo a commit?", "how do I revert a commit")
     # Edge punctuation on inner tokens is ignored: "python," == "python".
     assert token_jaccard("In Python, how?", "in python how") == pytest.approx(1.0)
 

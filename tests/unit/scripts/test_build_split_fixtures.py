@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from codeweaver.agent.text import refers_back, subject_terms
 from codeweaver.evaluation.datasets import expected_case, load_split_examples
+from codeweaver.words import refers_back, subject_terms
 
 ROOT = Path(__file__).parents[3]
 SPLIT = ROOT / "tests" / "fixtures" / "split"

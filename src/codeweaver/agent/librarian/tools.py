@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from codeweaver.agent.deps import SEARCH_NODES, Deps, announce, step
+from codeweaver.agent.deps import Deps, announce, step
 from codeweaver.agent.prompts import librarian as librarian_prompts
+from codeweaver.agent.search_nodes import SEARCH_NODES
 from codeweaver.agent.state import Intent, SearchResult, Step
 from codeweaver.sources.base import Source
 
@@ -107,8 +108,7 @@ class SearchTool:
 
     @property
     def description(self) -> str:
-        default = librarian_prompts.SEARCH_TOOL_HELP.format(source=self.source.name)
-        return librarian_prompts.LIBRARIAN_TOOL_HELP.get(self.name, default)
+        return SEARCH_NODES[self.name].help
 
     async def run(
         self, text: str, state: Mapping[str, Any], seen: list[SearchResult]

@@ -19,7 +19,7 @@ from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.state import GraphState
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import ainvoke_structured, message_text
-from codeweaver.memory.verify import lost_in_translation
+from codeweaver.words import lost_in_translation
 
 logger = logging.getLogger(__name__)
 

@@ -1,11 +1,13 @@
-"""generate_answer, combine_answers and the shared way a turn ends."""
+"""generate_answer, combine_answers, and what both modes share: writing the answer
+(`write_answer`) and the update that ends a turn (`finish`)."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
 
 from codeweaver.agent import prompts
 from codeweaver.agent.api_citations import cite_used_apis, cited_by_name
@@ -18,6 +20,8 @@ from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import message_text
 
 logger = logging.getLogger(__name__)
+
+EMPTY_ANSWER = "the model returned an empty answer"
 
 
 def finish(
@@ -32,7 +36,7 @@ def finish(
     if state.get("is_worker"):
         item: MultiAnswer = {
             "index": state.get("worker_index", 0),
-            "question": state.get("question", ""),
+            "question": state["question"],
             "answer": answer,
             "sources": sources,
             "cache_key": state.get("canonical_question", ""),
@@ -50,12 +54,31 @@ def _fallback_answer(language: str, reason: str, sources: list[SearchResult]) ->
     return head + tail
 
 
+async def write_answer(
+    llm: BaseChatModel,
+    messages: list[BaseMessage],
+    sources: list[SearchResult],
+    language: str,
+    question: str,
+) -> tuple[str, str]:
+    """The model's answer to `messages`, tidied against `sources`, and "" — or "" and why
+    no answer was written. Never raises: the caller still has the sources to give."""
+    try:
+        steer = in_language_kwargs(llm, language, question)
+        answer = tidy_answer(message_text(await llm.ainvoke(messages, **steer)), sources)
+    except Exception as exc:  # a failing model must not end the turn without a reply
+        logger.warning("answer generation failed: %s", exc)
+        return "", f"{type(exc).__name__}: {exc}"
+    return (answer, "") if answer else ("", EMPTY_ANSWER)
+
+
 async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """A draft from the filtered sources (or the model alone), with the check's feedback."""
     found = state.get("filtered_results") or []
     # API documentation is cited where the answer uses the API, never put in the prompt.
     sources = [s for s in found if not cited_by_name(s)]
     by_name = [s for s in found if cited_by_name(s)]
-    question = state.get("question", "")
+    question = state["question"]
     language = state.get("language", "en")
     numbered = [
         (n, s["title"], s.get("summary") or s["snippet"][:400]) for n, s in enumerate(sources, 1)
@@ -69,15 +92,8 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         else prompts.alone_messages(question, language)
     )
     attempt = int(state.get("answer_attempt") or 0) + 1
-    try:
-        reply = await deps.llm.ainvoke(messages, **in_language_kwargs(deps.llm, language, question))
-        answer = tidy_answer(message_text(reply), sources)
-        failed = not answer
-        reason = "the model returned an empty answer" if failed else ""
-    except Exception as exc:  # the user still gets the sources
-        logger.warning("answer generation failed: %s", exc)
-        failed, reason, answer = True, f"{type(exc).__name__}: {exc}", ""
-    if failed:
+    answer, reason = await write_answer(deps.llm, messages, sources, language, question)
+    if reason:
         return {
             "answer": _fallback_answer(language, reason, sources),
             "answer_failed": True,
@@ -101,6 +117,7 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
 
 
 async def combine_answers(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """The two workers' answers as one, numbered sections with renumbered citations."""
     answers = sorted(state.get("multi_answers") or [], key=lambda a: a["index"])
     sections: list[str] = []
     sources: list[SearchResult] = []
@@ -108,7 +125,7 @@ async def combine_answers(state: GraphState, deps: Deps) -> dict[str, Any]:
         body = renumber_citations(item["answer"], len(sources))
         sources.extend(item["sources"])
         sections.append(f"## {position}. {item['question']}\n\n{body}")
-    original = state.get("question", "").strip()
+    original = state["question"].strip()
     answer = f"> {original}\n\n" + "\n\n---\n\n".join(sections)
     return {
         "answer": answer,

@@ -6,20 +6,23 @@ contradicts its source (or an answer off the question) goes back to `generate_an
 as feedback, at most `grounding_retries` times; a contradiction left after that is
 returned in the best draft with a visible warning listing it, never silently, and is
 not cached. Everything else ends the turn and is cached.
+
+`grade` is the check itself, shared with the librarian's `librarian_check`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.grounding import GroundingReport, check_grounding, warning
 from codeweaver.agent.nodes.answer import finish
-from codeweaver.agent.state import GraphState, SearchResult, Step
+from codeweaver.agent.state import BestDraft, GraphState, GroundingDetails, SearchResult, Step
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +38,46 @@ def grounding_reader(deps: Deps) -> BaseChatModel | None:
     return deps.llm if deps.settings.grounding_judge == "model" else None
 
 
+@dataclass(frozen=True)
+class Grade:
+    """One grounding check: the answer without the citations its sources do not
+    support, the report, and the steps that tell the user so."""
+
+    answer: str
+    report: GroundingReport
+    steps: list[Step]
+
+    @property
+    def details(self) -> GroundingDetails:
+        # The report's dict is what `GroundingDetails` declares; a test holds them equal.
+        return cast(GroundingDetails, self.report.to_dict())
+
+
+async def grade(
+    deps: Deps,
+    state: GraphState,
+    node: str,
+    answer: str,
+    sources: list[SearchResult],
+    *,
+    explain_removals: bool = True,
+) -> Grade:
+    """Check `answer` against `sources` as `node`: by words in English, by the reader
+    model where configured. `explain_removals` adds a step per removed citation."""
+    language = state.get("language", "en")
+    report = await check_grounding(
+        grounding_reader(deps), state["question"], answer, sources, by_words=language == "en"
+    )
+    steps = [step(node, "observe", report.summary(), **report.to_dict())]
+    if explain_removals:
+        steps += _removal_steps(node, report)
+    if report.model_problem:
+        steps.append(step(node, "error", f"claim check fell back: {report.model_problem}"))
+    return Grade(report.cleaned(answer, len(sources)), report, steps)
+
+
 async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """Grade the draft: end the turn, or send it back once with what contradicts."""
     answer = state.get("answer", "")
     sources = state.get("filtered_results") or []
     if state.get("answer_failed") or not deps.settings.grounding_check or not sources:
@@ -47,30 +89,19 @@ async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         update = await _final(state, deps, answer, sources, f"not checked: {why}", cache=cache)
         update["answer_feedback"] = None
         return update
-    language = state.get("language", "en")
-    by_words = language == "en"
-    report = await check_grounding(
-        grounding_reader(deps), state.get("question", ""), answer, sources, by_words
-    )
-    answer = report.cleaned(answer, len(sources))
+    graded = await grade(deps, state, "check_answer", answer, sources)
+    report, answer, steps, details = graded.report, graded.answer, graded.steps, graded.details
     attempt = int(state.get("answer_attempt") or 1)
-    details = report.to_dict()
-    steps = [step("check_answer", "observe", report.summary(), **details)]
-    steps += _removal_steps(report)
-    if report.model_problem:
-        steps.append(
-            step("check_answer", "error", f"claim check fell back: {report.model_problem}")
-        )
     if report.passed:
         update = await _final(state, deps, answer, sources, "answer checked", cache=True)
         update["intermediate_steps"] = steps + update["intermediate_steps"]
         return {**update, "answer_feedback": None, "grounding": details}
-    draft: dict[str, Any] = {
+    draft: BestDraft = {
         "answer": answer,
         "rank": list(report.rank()),
-        "warning": warning(report, language),
+        "warning": warning(report, state.get("language", "en")),
     }
-    best: dict[str, Any] = state.get("best_answer") or draft
+    best = state.get("best_answer") or draft
     if tuple(draft["rank"]) < tuple(best["rank"]):
         best = draft
     if attempt <= deps.settings.grounding_retries:
@@ -100,14 +131,14 @@ def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _removal_steps(report: GroundingReport) -> list[Step]:
+def _removal_steps(node: str, report: GroundingReport) -> list[Step]:
     """One step per removed citation: which sentence lost which marker, and why."""
     found: list[Step] = []
     for verdict in report.removed:
         marks = "".join(f"[{n}]" for n in verdict.claim.citations)
         found.append(
             step(
-                "check_answer",
+                node,
                 "observe",
                 f'removed citation {marks} from "{_short(verdict.claim.plain)}": '
                 f"{verdict.reason}; the sentence stays, uncited",
@@ -115,7 +146,7 @@ def _removal_steps(report: GroundingReport) -> list[Step]:
         )
     if report.unknown_citations:
         marks = "".join(f"[{n}]" for n in report.unknown_citations)
-        found.append(step("check_answer", "observe", f"removed {marks}: no such source"))
+        found.append(step(node, "observe", f"removed {marks}: no such source"))
     return found
 
 
@@ -136,7 +167,7 @@ async def _final(
     )
     problem = None
     if cacheable:
-        key = state.get("canonical_question") or state.get("question", "")
+        key = state.get("canonical_question") or state["question"]
         try:  # embedding and the vector store are blocking work: off the event loop
             await asyncio.to_thread(deps.cache.store, key, answer, sources, deps.model_name)
         except Exception as exc:  # a broken cache never costs the answer
@@ -155,6 +186,7 @@ AfterCheck = Literal["generate_answer", "combine_answers", "__end__"]
 
 
 def route_after_check(state: GraphState) -> AfterCheck:
+    """Back to the answer with feedback; else to the combination (a worker) or the end."""
     if state.get("answer_feedback"):
         return "generate_answer"
     return "combine_answers" if state.get("is_worker") else "__end__"

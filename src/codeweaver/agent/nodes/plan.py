@@ -11,9 +11,9 @@ from codeweaver.agent import prompts
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.guard import guard
 from codeweaver.agent.state import GraphState, PlanCase
-from codeweaver.agent.text import share_subject
 from codeweaver.agent.user_text import say
 from codeweaver.llm.structured import ainvoke_structured
+from codeweaver.words import share_subject
 
 
 class PlanOut(BaseModel):
@@ -71,7 +71,7 @@ async def plan_message(message: str, deps: Deps) -> tuple[PlanCase, list[str], s
 
 
 async def create_plan(state: GraphState, deps: Deps) -> dict[str, Any]:
-    message = state.get("question", "").strip()
+    message = state["question"].strip()
     case, questions, how, fallback = await plan_message(message, deps)
     steps = [step("create_plan", "think", f"{case} ({how})", questions=questions)]
     if fallback:
@@ -92,11 +92,11 @@ _AFTER_PLAN: dict[str, AfterPlan] = {
 
 
 def route_plan(state: GraphState) -> AfterPlan:
-    return _AFTER_PLAN[state.get("plan_case", "single_topic")]
+    return _AFTER_PLAN[state.get("plan_case") or "single_topic"]
 
 
 async def handle_too_many_questions(state: GraphState, deps: Deps) -> dict[str, Any]:
-    questions = state.get("sub_questions") or [state.get("question", "")]
+    questions = state.get("sub_questions") or [state["question"]]
     language = state.get("language", "en")
     listing = "\n".join(f"- {q}" for q in questions)
     answer = say("too_many", language, count=max(3, len(questions)), listing=listing)

@@ -6,7 +6,8 @@ from typing import Any
 
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.state import SearchResult, SearchSubgraphState
-from codeweaver.agent.text import extractive_summary, overlap
+from codeweaver.agent.text import extractive_summary
+from codeweaver.words import overlap
 
 MIN_SNIPPET_CHARS = 40
 # A source score this low means only incidental words matched: citing it would mislead.

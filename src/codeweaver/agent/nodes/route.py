@@ -19,10 +19,10 @@ from codeweaver.agent.nodes.analyze import (
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.router import route_message
 from codeweaver.agent.state import GraphState, new_turn
-from codeweaver.agent.text import new_terms
 from codeweaver.agent.user_text import say
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import ainvoke_structured, message_text
+from codeweaver.words import new_terms
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def _earlier_question(state: GraphState) -> str | None:
 
 async def route_query(state: GraphState, deps: Deps) -> dict[str, Any]:
     """The first node of a turn: clear the last turn's channels and pick the route."""
-    message = state.get("question", "").strip()
+    message = state["question"].strip()
     decision = route_message(message, _earlier_question(state))
     return {
         **new_turn(step("route_query", "think", f"{decision.route}: {decision.reason}")),
@@ -62,9 +62,9 @@ def route_after_query(state: GraphState) -> AfterQuery:
 async def answer_directly(state: GraphState, deps: Deps) -> dict[str, Any]:
     """Small talk: one short reply, no search, no citation, never cached."""
     language = state.get("language", "en")
-    prompt = prompts.direct_messages(state.get("question", ""), language)
+    prompt = prompts.direct_messages(state["question"], language)
     try:
-        steer = in_language_kwargs(deps.llm, language, state.get("question", ""))
+        steer = in_language_kwargs(deps.llm, language, state["question"])
         answer = message_text(await deps.llm.ainvoke(prompt, **steer)).strip()
     except Exception as exc:  # a greeting must never fail the turn
         logger.warning("direct answer failed: %s", exc)
@@ -80,7 +80,7 @@ def _keeps(rewritten: str, follow_up: str, earlier: str) -> bool:
 
 async def rewrite_question(state: GraphState, deps: Deps) -> dict[str, Any]:
     """Turn a follow-up into a standalone question; the plan and search use that."""
-    follow_up = state.get("question", "")
+    follow_up = state["question"]
     earlier = _earlier_question(state) or ""
     history = history_turns(state.get("messages") or [])
     result = await ainvoke_structured(

@@ -13,20 +13,12 @@ from langgraph.types import Send
 from pydantic import BaseModel
 
 from codeweaver.agent import prompts
-from codeweaver.agent.deps import (
-    BASELINE_NODE,
-    FALLBACK_NODE,
-    MIN_DOCUMENTS,
-    Deps,
-    PlannedSearch,
-    announce,
-    label_steps,
-    step,
-)
+from codeweaver.agent.deps import Deps, PlannedSearch, announce, label_steps, step
 from codeweaver.agent.intent import rule_intent
 from codeweaver.agent.language import is_english
 from codeweaver.agent.nodes.refine_results import is_relevant
 from codeweaver.agent.queries import general_query, query_variations, search_form
+from codeweaver.agent.search_nodes import BASELINE_NODE, FALLBACK_NODE, MIN_DOCUMENTS
 from codeweaver.agent.state import (
     GraphState,
     RefineStrategy,
@@ -36,6 +28,7 @@ from codeweaver.agent.state import (
     reset,
 )
 from codeweaver.llm.structured import Structured, ainvoke_structured
+from codeweaver.vocabulary import Intent
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +54,7 @@ async def predict_intent(llm: BaseChatModel, question: str) -> Structured[Intent
     )
 
 
-def skipped_steps(deps: Deps, intent: str) -> list[Step]:
+def skipped_steps(deps: Deps, intent: Intent) -> list[Step]:
     """A step per search node that will not run, saying why."""
     return [
         step(p.node, "observe", f"skipped: {p.skip_reason}")

@@ -5,10 +5,15 @@ third-party code), `pydoc_data.topics` and the built-in/C modules with BM25 (`bm
 dense vectors (all-MiniLM-L6-v2), caches both under `settings.docs_index_dir` and rebuilds
 them when the Python version or the set of installed distributions (or their versions)
 changes. Searches fuse BM25, vectors and exact API names (`ranking`).
+
+The Python indexed is the user's project's environment when one is found (`project`:
+`--project`, `CODEWEAVER_PROJECT`, `CODEWEAVER_PROJECT_PYTHON`, `VIRTUAL_ENV`, `.venv`),
+else CodeWeaver's own.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 from codeweaver.sources.base import register_source
@@ -25,6 +30,14 @@ from codeweaver.sources.installed_docs.indexer import (
     compute_fingerprint,
     normalise_score,
 )
+from codeweaver.sources.installed_docs.model import PARSED_DIR
+from codeweaver.sources.installed_docs.project import (
+    Environment,
+    Project,
+    collector_options,
+    find_project,
+    find_project_for,
+)
 from codeweaver.sources.installed_docs.ranking import RankingOptions
 from codeweaver.sources.installed_docs.source import InstalledDocsSource
 from codeweaver.sources.installed_docs.vectors import EMBEDDER
@@ -35,23 +48,38 @@ if TYPE_CHECKING:
 __all__ = [
     "CollectorOptions",
     "DocEntry",
+    "Environment",
     "IndexInfo",
     "IndexLoadError",
     "InstalledDocsSource",
     "ProgressCallback",
+    "Project",
     "RankingOptions",
     "build_index",
     "collect_entries",
+    "collector_options",
     "compute_fingerprint",
+    "find_project",
+    "find_project_for",
     "normalise_score",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 @register_source("installed_docs")
 def _factory(settings: Settings) -> InstalledDocsSource:
     from codeweaver.embeddings import create_embedder
 
+    project = find_project_for(settings)
+    if project.env is None:
+        logger.info("installed_docs: %s; indexing CodeWeaver's own environment", project.reason)
+    # CodeWeaver's own environment (or none found) gets today's default options and folder.
     # Always MiniLM: the ranking's scores are calibrated on its vectors.
     return InstalledDocsSource(
-        settings.docs_index_dir, embedder=lambda: create_embedder(EMBEDDER, settings)
+        settings.docs_index_dir,
+        options=collector_options(project.env),
+        environment=project.env,
+        parsed_dir=settings.docs_index_dir / PARSED_DIR,
+        embedder=lambda: create_embedder(EMBEDDER, settings),
     )

@@ -103,8 +103,12 @@ def stdlib_dir(options: CollectorOptions) -> Path:
     return options.stdlib_dir or Path(sysconfig.get_paths()["stdlib"])
 
 
-def stdlib_modules(root: Path) -> Iterator[tuple[str, bool, Path]]:
-    known = sys.stdlib_module_names
+def stdlib_modules(
+    root: Path, names: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, bool, Path]]:
+    """(module, is package, file) of the stdlib in `root`; `names`: that Python's
+    `sys.stdlib_module_names` (empty: the running Python's)."""
+    known = names or sys.stdlib_module_names
     for dirpath, dirnames, filenames in os.walk(root):
         rel = Path(dirpath).relative_to(root).parts
         dirnames[:] = sorted(

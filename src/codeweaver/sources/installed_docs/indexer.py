@@ -8,7 +8,10 @@ Cache layout (`index_dir`): one folder per fingerprint, named by its first 32 he
     <fingerprint[:32]>/popularity.json calls of each leaf name in the installed code
 
 A build goes to a `.tmp-*` folder first and is renamed into place, so readers only ever see
-complete indexes; folders of other fingerprints are then removed.
+complete indexes; folders of other fingerprints in the same `index_dir` are then removed.
+Only fingerprint folders and build leftovers are removed: the sub-folders of project
+environments (`envs/`, each an `index_dir` of its own, see `project`) and the parse cache
+stay.
 
 Scores are multiplied by a prior (`entry_weight`): deprecated stdlib modules x0.5, builtins
 x1.3; then mapped into [0, 1) by `normalise_score`.
@@ -20,6 +23,7 @@ import json
 import logging
 import math
 import os
+import re
 import shutil
 import sys
 import time
@@ -99,11 +103,16 @@ def entry_weight(entry: DocEntry) -> float:
 # --------------------------------------------------------------------------- fingerprint
 
 
+def indexed_python(options: CollectorOptions) -> str:
+    """`sys.version` of the Python whose docs the options select (a project's, or ours)."""
+    return options.python.sys_version if options.python is not None else sys.version
+
+
 def compute_fingerprint(options: CollectorOptions) -> str:
     """sha256 over the Python version, sorted (distribution, version) pairs and the options."""
     material = {
         "format": FORMAT_VERSION,
-        "python": sys.version,
+        "python": indexed_python(options),
         "dists": sorted([d.canonical, d.version] for d in list_distributions(options)),
         "options": options.key(),
     }
@@ -194,10 +203,12 @@ def build_index(
     target: Path,
     fingerprint: str,
     progress: ProgressCallback | None = None,
+    parsed_dir: Path | None = None,
 ) -> IndexInfo:
-    """Collect entries and write a complete index into the (new) folder `target`."""
+    """Collect entries (reusing `parsed_dir`'s parse cache) and write a complete index into
+    the (new) folder `target`."""
     started = time.perf_counter()
-    entries = collect_entries(options, progress)
+    entries = collect_entries(options, progress, parsed_dir)
     if not entries:
         raise IndexLoadError("no documentation entries were found")
     corpus: list[list[str]] = []
@@ -226,7 +237,7 @@ def build_index(
         "fingerprint": fingerprint,
         "entry_count": len(entries),
         "built_at": built_at.isoformat(),
-        "python": sys.version,
+        "python": indexed_python(options),
         "options": options.key(),
     }
     (target / MANIFEST).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
@@ -285,11 +296,12 @@ def open_index(
     options: CollectorOptions,
     progress: ProgressCallback | None = None,
     fingerprint: str | None = None,
+    parsed_dir: Path | None = None,
 ) -> LoadedIndex:
     """Load the index for the current installation, building it first if missing or stale.
 
     A corrupted index is deleted and rebuilt once; if that fails too, `IndexLoadError` (or an
-    `OSError`) propagates.
+    `OSError`) propagates. `parsed_dir`: the parse cache a build reuses (`collect`).
     """
     fingerprint = fingerprint or compute_fingerprint(options)
     final = index_path(index_dir, fingerprint)
@@ -301,7 +313,7 @@ def open_index(
     index_dir.mkdir(parents=True, exist_ok=True)
     tmp = index_dir / f".tmp-{fingerprint[:12]}-{uuid.uuid4().hex[:8]}"
     try:
-        build_index(options, tmp, fingerprint, progress)
+        build_index(options, tmp, fingerprint, progress, parsed_dir)
         _replace(tmp, final)
     finally:
         if tmp.exists():
@@ -321,11 +333,15 @@ def _replace(tmp: Path, final: Path) -> None:
         shutil.rmtree(trash, ignore_errors=True)
 
 
+_INDEX_FOLDER = re.compile(r"[0-9a-f]{32}|\.old-.+|\.tmp-.+")
+
+
 def _remove_others(index_dir: Path, keep: str) -> None:
-    """Delete indexes of other fingerprints and leftovers of crashed builds (> 1 hour old)."""
+    """Delete indexes of other fingerprints and leftovers of crashed builds (> 1 hour old);
+    other folders (project environments, the parse cache) are not indexes of this one."""
     now = time.time()
     for child in _children(index_dir):
-        if child.name == keep or not child.is_dir():
+        if child.name == keep or not child.is_dir() or not _INDEX_FOLDER.fullmatch(child.name):
             continue
         if child.name.startswith(".tmp-"):
             try:

@@ -11,6 +11,20 @@ from typing import Any
 
 #: (phase description, done, total) — called while a build is running.
 ProgressCallback = Callable[[str, int, int], None]
+#: Under the index folder: one sub-folder per project environment (`project.env_index_dir`).
+ENVS_DIR = "envs"
+#: Under the index folder: entries of each distribution as last parsed (`collect`).
+PARSED_DIR = "parsed"
+
+
+@dataclass(frozen=True)
+class PythonFacts:
+    """The Python whose stdlib is indexed, when it is not the one running CodeWeaver."""
+
+    version: str  # `platform.python_version()`: stamped on stdlib entries, names the docs URLs
+    sys_version: str  # `sys.version`: part of the fingerprint
+    #: `sys.stdlib_module_names` of that Python (empty: the running Python's).
+    stdlib_names: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -25,13 +39,16 @@ class CollectorOptions:
     paths: tuple[Path, ...] | None = None
     #: Stdlib folder; None = `sysconfig.get_paths()["stdlib"]`.
     stdlib_dir: Path | None = None
+    #: Another Python's facts (a project's environment); None = the running Python.
+    python: PythonFacts | None = None
     #: Source files larger than this are skipped (generated code, data tables).
     max_file_bytes: int = 800_000
     #: Docstrings are cut to this many characters (indexed and stored).
     max_doc_chars: int = 4000
 
     def key(self) -> dict[str, Any]:
-        """The options that change the index content (part of the fingerprint)."""
+        """The options that change the index content (part of the fingerprint; `python`
+        enters it as its `sys_version`, see `indexer.compute_fingerprint`)."""
         return {
             "stdlib": self.include_stdlib,
             "builtin": self.include_builtin_modules,

@@ -12,6 +12,9 @@ installed docs cannot answer gets no result rather than a misleading one.
 Vectors missing for the current index are embedded by `prepare`/`ensure_index` (with
 progress); a search that finds them missing starts that work in a background thread and
 ranks without vectors until it is done.
+
+The docs indexed are those of one Python environment (`environment`, found by `project`):
+the user's project's, or CodeWeaver's own; each keeps its indexes in its own folder.
 """
 
 from __future__ import annotations
@@ -35,6 +38,11 @@ from codeweaver.sources.installed_docs.dense import DenseVectors
 from codeweaver.sources.installed_docs.exact import other_language
 from codeweaver.sources.installed_docs.indexer import IndexInfo, LoadedIndex
 from codeweaver.sources.installed_docs.licence import Licences, attribution
+from codeweaver.sources.installed_docs.project import (
+    Environment,
+    env_index_dir,
+    record_environment,
+)
 from codeweaver.sources.installed_docs.ranking import HybridRanker, RankingOptions
 from codeweaver.vocabulary import Intent, SearchResult
 
@@ -47,7 +55,11 @@ SNIPPET_CHARS = 1200
 # --------------------------------------------------------------------------- URLs
 
 
-def _docs_base() -> str:
+def _docs_base(version: str = "") -> str:
+    """docs.python.org for `version` (`3.12.1`: the indexed Python's), else ours."""
+    parts = version.split(".")
+    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
+        return f"https://docs.python.org/{parts[0]}.{parts[1]}"
     return f"https://docs.python.org/{sys.version_info.major}.{sys.version_info.minor}"
 
 
@@ -76,9 +88,9 @@ def _stdlib_page(module: str) -> str:
     return top if top in _SINGLE_PAGE or "." in module else module.lower()
 
 
-def stdlib_url(module: str, name: str, kind: str) -> str:
-    """Best-effort docs.python.org anchor (`library/json.html#json.loads`)."""
-    base = _docs_base()
+def stdlib_url(module: str, name: str, kind: str, version: str = "") -> str:
+    """Best-effort docs.python.org anchor (`library/json.html#json.loads`) of `version`."""
+    base = _docs_base(version)
     if module == "builtins":
         rest = name.removeprefix("builtins.")
         if "." in rest:
@@ -118,12 +130,12 @@ _TOPIC_PAGES: dict[str, tuple[str, ...]] = {
 _TOPIC_URL = {label: page for page, labels in _TOPIC_PAGES.items() for label in labels}
 
 
-def topic_url(label: str) -> str:
+def topic_url(label: str, version: str = "") -> str:
     """docs.python.org page of a `pydoc_data.topics` label (the docs' search page if unknown)."""
     page = _TOPIC_URL.get(label)
     if page is None:
-        return f"{_docs_base()}/search.html?q={label}"
-    return f"{_docs_base()}/{page}.html#{label}"
+        return f"{_docs_base(version)}/search.html?q={label}"
+    return f"{_docs_base(version)}/{page}.html#{label}"
 
 
 # --------------------------------------------------------------------------- results
@@ -131,9 +143,9 @@ def topic_url(label: str) -> str:
 
 def entry_url(entry: DocEntry) -> str:
     if entry.kind == "topic":
-        return topic_url(entry.name)
+        return topic_url(entry.name, entry.version)
     if entry.package == "python":
-        return stdlib_url(entry.module, entry.name, entry.kind)
+        return stdlib_url(entry.module, entry.name, entry.kind, entry.version)
     if entry.home:
         return entry.home
     return Path(entry.path).as_uri() if entry.path else ""
@@ -179,7 +191,8 @@ def to_result(entry: DocEntry, score: float, licence: str = "") -> SearchResult:
 
 
 class InstalledDocsSource:
-    """Docs of the stdlib and installed distributions, BM25-indexed and cached in `index_dir`.
+    """Docs of the stdlib and installed distributions, BM25-indexed and cached in `index_dir`
+    (a project environment's in a sub-folder of it, `project.env_index_dir`).
 
     The index is built lazily by the first search (or `ensure_index`), reused while the Python
     version and the installed distributions stay the same, and rebuilt when they change.
@@ -197,14 +210,22 @@ class InstalledDocsSource:
         retry_after: float = 300.0,
         embedder: Callable[[], Embedder] | None = None,
         ranking: RankingOptions | None = None,
+        environment: Environment | None = None,
+        parsed_dir: Path | None = None,
     ) -> None:
         """`recheck_interval`: seconds during which a loaded index is trusted without
         re-reading the installed distributions (0 = check on every search).
         `retry_after`: after a failed build, searches fail fast for this many seconds instead
         of rebuilding on every call (`ensure_index` always retries).
         `embedder`: makes the embedder of the dense vectors (default: `minilm` from the
-        embedder registry). `ranking`: which parts of the ranking run (all by default)."""
+        embedder registry). `ranking`: which parts of the ranking run (all by default).
+        `environment`: whose docs these are (None: CodeWeaver's own; it only places the index,
+        `options` say what is read). `parsed_dir`: the parse cache of distributions that
+        rebuilds reuse (None: none)."""
         self.index_dir = Path(index_dir)
+        self.environment = environment
+        self.env_dir = env_index_dir(self.index_dir, environment)
+        self._parsed_dir = parsed_dir
         self.ranking = ranking or RankingOptions()
         self._dense = DenseVectors(embedder, enabled=self.ranking.dense, retry_after=retry_after)
         self._ranker: HybridRanker | None = None
@@ -279,14 +300,18 @@ class InstalledDocsSource:
             try:
                 fingerprint = indexer.compute_fingerprint(self.options)
                 if loaded is None or loaded.info.fingerprint != fingerprint:
+                    if self.environment is not None and self.env_dir != self.index_dir:
+                        record_environment(self.env_dir, self.environment)
                     loaded = indexer.open_index(
-                        self.index_dir, self.options, progress or self._progress, fingerprint
+                        self.env_dir,
+                        self.options,
+                        progress or self._progress,
+                        fingerprint,
+                        parsed_dir=self._parsed_dir,
                     )
             except Exception as exc:  # any failure: the run goes on without this source
                 logger.warning("installed_docs index unavailable", exc_info=True)
-                message = (
-                    f"installed_docs: cannot build or load the index in {self.index_dir}: {exc}"
-                )
+                message = f"installed_docs: cannot build or load the index in {self.env_dir}: {exc}"
                 self._failure = (time.monotonic(), message)
                 raise SourceError(message) from exc
             self._loaded, self._checked_at, self._failure = loaded, time.monotonic(), None

@@ -23,20 +23,19 @@ import itertools
 import keyword
 import re
 
-from bm25s.stopwords import STOPWORDS_EN_PLUS
-
 from codeweaver.sources.installed_docs.model import DocEntry
+from codeweaver.words import doc_search_stopwords, stem_for_doc_search
+from codeweaver.words.patterns import DOC_SEARCH_PIECE, DOC_SEARCH_WORD
 
 NAME_BOOST = 3
 
-STOPWORDS = frozenset(STOPWORDS_EN_PLUS) - {"re"} | {
-    "python", "please", "would", "could", "also", "like", "want", "need", "way", "e.g", "i.e",
-}  # fmt: skip
+# This index's stopwords and stemmer live with the other word tools (`codeweaver.words`);
+# named here for `exact` too, which must drop and fold words exactly as the index does.
+STOPWORDS = doc_search_stopwords()
+stem = stem_for_doc_search
 #: Python keywords: `@for` tokens tie "for loop" to the `for` language topic.
 _KEYWORDS = frozenset(keyword.kwlist)
 _KEYWORD_NOUNS = frozenset({"loop", "statement", "keyword", "clause", "block", "expression"})
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*|[0-9]{2,}")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 #: Words that glued API names are made of: `readline` = read+line, `listdir` = list+dir.
 _GLUE_PARTS = frozenset(
     {"read", "write", "get", "set", "is", "has", "iter", "load", "dump", "make", "open", "close",
@@ -67,26 +66,11 @@ def _unglue(word: str) -> list[str]:
     return []
 
 
-def stem(word: str) -> str:
-    """S-stemmer (Harman 1991, plus -ches/-shes/-sses/-xes): folds plural forms only."""
-    if len(word) <= 3 or not word.isalpha():
-        return word
-    if word.endswith("ies") and not word.endswith(("eies", "aies")):
-        return word[:-3] + "y"
-    if word.endswith(("sses", "ches", "shes", "xes", "zes")):
-        return word[:-2]
-    if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
-        return word[:-1]
-    if word.endswith("s") and not word.endswith(("us", "ss", "is")):
-        return word[:-1]
-    return word
-
-
 def _pieces(word: str) -> list[str]:
     """Lowercased sub-words of one identifier (or plain word)."""
     pieces: list[str] = []
     for part in re.split(r"[._]+", word):
-        for piece in _CAMEL.findall(part):
+        for piece in DOC_SEARCH_PIECE.findall(part):
             low = piece.lower()
             pieces.append(low)
             pieces += _unglue(low)
@@ -96,14 +80,14 @@ def _pieces(word: str) -> list[str]:
 def tokenize(text: str, *, keep_unstemmed: bool = False) -> list[str]:
     """Tokens of free text (see the module docstring)."""
     tokens: list[str] = []
-    for word in _WORD.findall(text):
+    for word in DOC_SEARCH_WORD.findall(text):
         low = word.lower()
         if ("." in low or "_" in low.strip("_")) and len(low) > 2:
             tokens.append(low.strip("._"))
         for piece in _pieces(word):
             if len(piece) < 2 or piece in STOPWORDS:
                 continue
-            stemmed = stem(piece)
+            stemmed = stem_for_doc_search(piece)
             tokens.append(stemmed)
             if keep_unstemmed and stemmed != piece:
                 tokens.append(piece)
@@ -114,11 +98,11 @@ def query_tokens(query: str) -> list[str]:
     """Unique query tokens, in order: stemmed and unstemmed forms, dotted pairs of adjacent
     words (`json loads` -> `json.loads`, matching qualified names), and `@for`-style tokens
     for Python keywords used as such (`for loop`, `with statement`, `yield keyword`)."""
-    words = [w.lower() for w in _WORD.findall(query)]
+    words = [w.lower() for w in DOC_SEARCH_WORD.findall(query)]
     tokens = tokenize(query, keep_unstemmed=True)
     tokens += [syn for word in words for syn in QUERY_SYNONYMS.get(word, ())]
     for first, second in itertools.pairwise(words):
-        if first in _KEYWORDS and stem(second) in _KEYWORD_NOUNS:
+        if first in _KEYWORDS and stem_for_doc_search(second) in _KEYWORD_NOUNS:
             tokens.append("@" + first)
         elif second in _KEYWORDS and first == "keyword":
             tokens.append("@" + second)

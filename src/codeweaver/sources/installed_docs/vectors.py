@@ -18,6 +18,11 @@ embedding again: the last vectors built are also kept in the parent folder
 (`.embedding-cache-<embedder>.npy`, with the SHA-1 of each row's text in the `.json`), and a
 rebuild embeds only the texts that are not in it. The cache is keyed by text, so it stays
 valid when `embedding_text` changes (`CACHE_FORMAT`, not `VECTORS_FORMAT`).
+
+Each environment keeps its own cache beside its indexes (a project environment's in
+`<index dir>/envs/<key>/`, see `project`), so building one never evicts another's texts. A
+project environment's build also reads CodeWeaver's own cache (`<index dir>`): the stdlib
+and the packages both environments share are then not embedded again.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from codeweaver.embeddings.base import Embedder, Vectors
-from codeweaver.sources.installed_docs.model import DocEntry, ProgressCallback
+from codeweaver.sources.installed_docs.model import ENVS_DIR, DocEntry, ProgressCallback
 
 logger = logging.getLogger(__name__)
 
@@ -157,6 +162,17 @@ def _load_cache(index_dir: Path, embedder: Embedder) -> dict[str, Vectors]:
     return {key: array[row] for row, key in enumerate(keys)}
 
 
+def _known_vectors(folder: Path, embedder: Embedder) -> dict[str, Vectors]:
+    """The caches an index in `folder` may reuse: its environment's own, and for a project
+    environment's index (`<root>/envs/<key>/<fingerprint>`) also the one in `<root>`."""
+    env_dir = folder.parent
+    known: dict[str, Vectors] = {}
+    if env_dir.parent.name == ENVS_DIR:
+        known.update(_load_cache(env_dir.parent.parent, embedder))
+    known.update(_load_cache(env_dir, embedder))
+    return known
+
+
 def _save_cache(index_dir: Path, embedder: Embedder, keys: list[str], vectors: Vectors) -> None:
     array_path, keys_path = _cache_paths(index_dir, embedder.name)
     keys_path.unlink(missing_ok=True)
@@ -216,7 +232,7 @@ def build_vectors(
 ) -> Vectors:
     """Embed the entries (reusing the last set built beside `folder`) and store them in
     `folder` (the array first, then its metadata)."""
-    known = _load_cache(folder.parent, embedder)
+    known = _known_vectors(folder, embedder)
     keys, vectors = embed_entries(entries, embedder, progress, known)
     logger.info("embedded doc entries: %d reused of %d", len(known.keys() & set(keys)), len(keys))
     try:
