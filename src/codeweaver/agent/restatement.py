@@ -16,6 +16,7 @@ from itertools import pairwise
 
 from codeweaver.agent.citations import CITATION
 from codeweaver.agent.text import sentences
+from codeweaver.words.lexicon import RESTATEMENT_NEGATIONS
 
 RESTATED = 0.8  # share of a claim's words aligned with one source sentence: a restatement
 MIN_ALIGNED = 4  # fewer aligned words than this prove nothing either way
@@ -30,7 +31,6 @@ _CONTRACTIONS = (
     (re.compile(r"\bshan[’']t\b"), "shall not"),
     (re.compile(r"(\w)n[’']t\b"), r"\1 not"),
 )
-NEGATIONS = frozenset({"not", "never", "no", "nor", "neither"})
 _CODE_SPAN = re.compile(r"`([^`]+)`")
 # Code names outside code spans: dotted, snake_case or camelCase names, and calls.
 _IDENTIFIER = re.compile(
@@ -97,10 +97,13 @@ def _conflict(
     None. A long stretch is the claim saying something else, not changing one thing."""
     if len(claim) > MAX_CHANGED or len(source) > MAX_CHANGED:
         return None
-    negations = sum(w in NEGATIONS for w in claim), sum(w in NEGATIONS for w in source)
+    negations = (
+        sum(w in RESTATEMENT_NEGATIONS for w in claim),
+        sum(w in RESTATEMENT_NEGATIONS for w in source),
+    )
     if negations[0] != negations[1]:
         added = negations[0] > negations[1]
-        word = next(w for w in (claim if added else source) if w in NEGATIONS)
+        word = next(w for w in (claim if added else source) if w in RESTATEMENT_NEGATIONS)
         return f"it {'adds' if added else 'drops'} '{word}': the cited source says the opposite"
     numbers = [w for w in claim if _is_number(w)], [w for w in source if _is_number(w)]
     if numbers[0] and numbers[1] and set(numbers[0]) != set(numbers[1]):
@@ -138,21 +141,21 @@ def align(claim: str, sentence: str, given: str = "") -> Alignment:
     # A few words before the restated part only introduce it ("In short,"), unless they
     # hold what a source must back: a number or a name ("On Python 3.12, …").
     opening = set(mine[:start])
-    plain = not opening & (mine_names | NEGATIONS) and not any(map(_is_number, opening))
+    plain = not opening & (mine_names | RESTATEMENT_NEGATIONS) and not any(map(_is_number, opening))
     lead_in = start if start <= MAX_LEAD_IN and plain else 0
     aligned = sum(b.size for b in blocks)
     conflicts: list[tuple[str, int]] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        part = [w for w in mine[i1:i2] if w not in asked or w in NEGATIONS]
+        part = [w for w in mine[i1:i2] if w not in asked or w in RESTATEMENT_NEGATIONS]
         inside = start <= i1 and i2 <= end
         # Outside the restated part only a bare negation changes it ("…, this is not").
         # At either end, a word in place of the source's (a name swapped, "… does").
         edge = (i1 == end and i2 == len(mine)) or (i1 == 0 and i2 == start)
-        if tag == "equal" or not (inside or edge or (part and set(part) <= NEGATIONS)):
+        if tag == "equal" or not (inside or edge or (part and set(part) <= RESTATEMENT_NEGATIONS)):
             continue
         compared = theirs[j1:j2] if inside or (edge and tag == "replace") else []
         found = _conflict(part, compared, mine_names, their_names)
-        if tag == "delete" and i1 == end == len(mine) and theirs[j1] in NEGATIONS:
+        if tag == "delete" and i1 == end == len(mine) and theirs[j1] in RESTATEMENT_NEGATIONS:
             found = _conflict([], theirs[j1 : j1 + 1], mine_names, their_names)  # "… does."
         if found:
             conflicts.append((found, i2 - i1))

@@ -60,6 +60,15 @@ SEARCH_NODES: dict[str, SearchNode] = {
             ("tavily_docs", "installed_docs"),
             "official documentation; input: a search query.",
         ),
+        # The docs of the JavaScript/TypeScript project's installed npm packages (README
+        # sections, `.d.ts` API), skipped without node_modules. Every intent: the API of
+        # the installed version explains it, shows its misuse and checks a review.
+        SearchNode(
+            "search_package_docs",
+            ("npm_docs",),
+            "the README and TypeScript API docs of the project's installed npm packages; "
+            "input: a package, function or method name and what you want to do with it.",
+        ),
         SearchNode("search_web", ("web",), "the web; input: a search query."),
         SearchNode(
             "search_knowledge_base",

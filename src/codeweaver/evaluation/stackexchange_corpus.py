@@ -31,6 +31,7 @@ from markdown_it.common.utils import escapeHtml
 
 from codeweaver.evaluation.datasets import DatasetError, read_jsonl, split_post
 from codeweaver.sources.so_format import guess_tags
+from codeweaver.words.stopwords import STACKEXCHANGE_SEARCH_STOPWORDS
 
 # StackEval's sample window (January 2018 – September 2023).
 WINDOW_START = int(datetime(2018, 1, 1, tzinfo=UTC).timestamp())
@@ -38,11 +39,6 @@ WINDOW_END = int(datetime(2023, 9, 30, tzinfo=UTC).timestamp())
 ID_OFFSET = 1_000_000
 MAX_TAGS = 5  # Stack Overflow allows five tags per question
 
-STOPWORDS = frozenset(
-    "a an and are as at be but by can could do does for from how i if in into is it its me "
-    "my no not of on or so such that the their then there these they this to was what when "
-    "where which while who why will with would you your".split()
-)
 _WORD = re.compile(r"[a-z0-9_]+")
 _PHRASE = re.compile(r'"([^"]+)"')
 # `[tag]` as a whole word is the site's tag syntax; `arr[10]` in code is not.
@@ -247,7 +243,9 @@ class Query:
         rest = _PHRASE.sub(" ", q)
         tags = tuple(t.lower() for t in _TAG_TERM.findall(rest))
         rest = _TAG_TERM.sub(" ", rest)
-        terms = tuple(dict.fromkeys(w for w in words(rest) if w not in STOPWORDS))
+        terms = tuple(
+            dict.fromkeys(w for w in words(rest) if w not in STACKEXCHANGE_SEARCH_STOPWORDS)
+        )
         return cls(terms, phrases, tags)
 
     def matches(self, post: Post) -> bool:
@@ -260,7 +258,9 @@ class Query:
 
     @property
     def ranking_terms(self) -> list[str]:
-        phrase_words = [w for p in self.phrases for w in words(p) if w not in STOPWORDS]
+        phrase_words = [
+            w for p in self.phrases for w in words(p) if w not in STACKEXCHANGE_SEARCH_STOPWORDS
+        ]
         return list(dict.fromkeys([*self.terms, *phrase_words]))
 
 
@@ -315,7 +315,9 @@ class Corpus:
 
     def similar(self, title: str, *, tagged: Sequence[str] = ()) -> list[Post]:
         """Posts whose title shares a word with `title`, most similar first."""
-        terms = list(dict.fromkeys(w for w in words(title) if w not in STOPWORDS))
+        terms = list(
+            dict.fromkeys(w for w in words(title) if w not in STACKEXCHANGE_SEARCH_STOPWORDS)
+        )
         scores = {i: self._titles.score(terms, i) for i in range(len(self.posts))}
         hits = [
             i

@@ -94,6 +94,7 @@ SOURCES: Registry[SourceFactory] = Registry(
         f"codeweaver.sources.{module}"
         for module in (
             "installed_docs",
+            "npm_docs",
             "stackoverflow",
             "github",
             "github_issues",

@@ -77,3 +77,8 @@ COMPARE_SYNONYMS = {
     "rows": "row",
     "numbers": "number",
 }
+
+# The restatement check's negations: a restated source sentence that adds or drops one of
+# these contradicts its source. Narrower than NEGATION ("without", "except" qualify a
+# restated sentence without reversing it).
+RESTATEMENT_NEGATIONS = frozenset({"not", "never", "no", "nor", "neither"})

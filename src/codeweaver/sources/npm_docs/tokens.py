@@ -1,0 +1,92 @@
+"""Tokens of npm doc entries and of questions for the BM25 index.
+
+The word tools are the installed docs' (`codeweaver.words`: the doc-search word pattern,
+stopwords and plural stemmer), so both indexes read words alike: an identifier is split on
+`.`, `_` and camelCase (`removeAllListeners` -> `remove`, `all`, `listener`) and also kept
+whole (`removealllisteners`). API names also keep their unstemmed words and their
+stopwords (`on`, `off`, `once` are method names), so an exact name beats a near one.
+Documents: the leaf name's words `NAME_BOOST` times, the qualified name and its dotted
+suffixes (`eventemitter.once`), the package's name, then signature and text. Queries: the
+plain words (whose idf sets the score's half point, see `index.normalise_score`) and the
+expansions, which only add: whole names, unstemmed forms, stopwords, dotted pairs of
+adjacent words (`emitter once` -> `emitter.once`) and hyphenated package names.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from codeweaver.sources.npm_docs.model import OVERVIEW, SECTION, NpmEntry
+from codeweaver.words import doc_search_stopwords, stem_for_doc_search
+from codeweaver.words.patterns import DOC_SEARCH_PIECE, DOC_SEARCH_WORD
+
+NAME_BOOST = 3
+#: Words every JavaScript question and doc carries.
+STOPWORDS = doc_search_stopwords() | {"javascript", "typescript", "js", "ts", "npm"}
+_PACKAGE_PART = re.compile(r"[a-z0-9]+")
+
+
+def words(text: str, *, names: bool = False, wholes: bool = True) -> list[str]:
+    """Lowercased, stemmed words of `text`; dotted, underscored and camelCase names also
+    whole (`wholes`). `names`: also unstemmed forms and stopwords, which API names are
+    made of (`on`, `off`, `once`)."""
+    tokens: list[str] = []
+    for word in DOC_SEARCH_WORD.findall(text):
+        low = word.lower()
+        if wholes and ("." in low or "_" in low.strip("_")) and len(low) > 2:
+            tokens.append(low.strip("._"))
+        for part in re.split(r"[._]+", word):
+            pieces = DOC_SEARCH_PIECE.findall(part)
+            if wholes and len(pieces) > 1:  # `EventEmitter`, `eventemitter3`
+                tokens.append(part.lower())
+            for piece in pieces:
+                low = piece.lower()
+                if len(low) < 2 or (low in STOPWORDS and not names):
+                    continue
+                stemmed = stem_for_doc_search(low)
+                tokens.append(stemmed)
+                if names and stemmed != low:
+                    tokens.append(low)
+    return tokens
+
+
+def package_tokens(name: str) -> list[str]:
+    """`@tanstack/react-query` -> itself, `react-query` and its words."""
+    low = name.lower()
+    bare = low.rsplit("/", 1)[-1]
+    parts = [p for p in _PACKAGE_PART.findall(bare) if len(p) > 1 and p not in STOPWORDS]
+    return list(dict.fromkeys([low, bare, *parts]))
+
+
+def _name_tokens(name: str) -> list[str]:
+    """`EventEmitter.once` -> `eventemitter.once` plus its words."""
+    parts = name.lower().split(".")
+    return [".".join(parts[i:]) for i in range(len(parts) - 1)] + words(name, names=True)
+
+
+def entry_tokens(entry: NpmEntry) -> list[str]:
+    """Document tokens: boosted name, package, signature and text."""
+    if entry.kind == OVERVIEW:
+        tokens = package_tokens(entry.package) * NAME_BOOST
+    elif entry.kind == SECTION:
+        tokens = words(entry.name) * 2 + package_tokens(entry.package)
+    else:
+        leaf = entry.name.rpartition(".")[2]
+        tokens = words(leaf, names=True) * NAME_BOOST + _name_tokens(entry.name)
+        tokens += package_tokens(entry.package)
+    return tokens + words(entry.signature) + words(entry.doc)
+
+
+def query_tokens(query: str) -> tuple[list[str], list[str]]:
+    """(plain words, expansions) of a question, each without repeats."""
+    plain = list(dict.fromkeys(words(query, wholes=False)))
+    expansions = words(query, names=True)
+    low = [w.lower() for w in DOC_SEARCH_WORD.findall(query)]
+    for first, second in itertools.pairwise(low):
+        if first not in STOPWORDS and second not in STOPWORDS:
+            expansions.append(f"{first}.{second}")
+    # A package named with its hyphens ("react-query") is one token of the documents.
+    expansions += re.findall(r"@?[a-z0-9][\w.~-]*/[\w.~-]+|[a-z0-9]+(?:-[a-z0-9]+)+", query.lower())
+    extra = [t for t in dict.fromkeys(expansions) if t not in plain]
+    return plain, extra
