@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
@@ -55,6 +55,16 @@ class ReportsQuota(Protocol):
 
     def quota_left(self) -> str | None:
         """E.g. `287 of 300 requests today`, or None before any answer."""
+        ...
+
+
+@runtime_checkable
+class KnowsInstalledVersions(Protocol):
+    """A source that indexes installed packages and knows their versions."""
+
+    def installed_versions(self) -> Mapping[str, str]:
+        """Package name as users write it (`scikit-learn`, `sklearn`) -> installed version;
+        read from the index already loaded ({} before that: never builds it, no I/O)."""
         ...
 
 

@@ -20,6 +20,7 @@ from codeweaver.agent.nodes.check import grade
 from codeweaver.agent.prompts import librarian as librarian_prompts
 from codeweaver.agent.state import GroundingDetails, LibrarianState, Step, new_turn
 from codeweaver.agent.user_text import say
+from codeweaver.agent.versions import dated_title, installed_versions, names_in
 from codeweaver.llm.structured import ainvoke_structured
 
 logger = logging.getLogger(__name__)
@@ -166,12 +167,14 @@ async def librarian_answer(state: LibrarianState, deps: Deps) -> dict[str, Any]:
     """The cited answer from what the loop found, streamed token by token."""
     sources = list(state.get("search_results") or [])[:MAX_ANSWER_SOURCES]
     question, language = state["question"], state.get("language", "en")
+    # As in the pipeline: the installed versions the question names, dated old answers.
+    named = names_in(question, installed_versions(deps.sources.values()))
     numbered = [
-        (n, s["title"], (s.get("summary") or s.get("snippet", ""))[:SOURCE_CHARS])
+        (n, dated_title(s, named), (s.get("summary") or s.get("snippet", ""))[:SOURCE_CHARS])
         for n, s in enumerate(sources, 1)
     ]
     prompt = librarian_prompts.librarian_answer_messages(
-        question, history_turns(state.get("messages") or []), language, numbered
+        question, history_turns(state.get("messages") or []), language, numbered, named
     )
     answer, reason = await write_answer(deps.llm, prompt, sources, language, question)
     if reason:

@@ -16,6 +16,7 @@ from codeweaver.agent.code_citations import cite_copied_code
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
 from codeweaver.agent.user_text import say
+from codeweaver.agent.versions import dated_title, installed_versions, names_in
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import message_text
 
@@ -80,14 +81,17 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     by_name = [s for s in found if cited_by_name(s)]
     question = state["question"]
     language = state.get("language", "en")
+    # The installed versions of the libraries the question names: the answer says which
+    # version it applies to, and a Stack Overflow answer for an older major shows its date.
+    named = names_in(question, installed_versions(deps.sources.values()))
     numbered = [
-        (n, s["title"], s.get("summary") or s["snippet"][:400]) for n, s in enumerate(sources, 1)
+        (n, dated_title(s, named), s.get("summary") or s["snippet"][:400])
+        for n, s in enumerate(sources, 1)
     ]
     feedback = state.get("answer_feedback")
+    intent = state.get("intent", "learning")
     messages = (
-        prompts.answer_messages(
-            question, language, state.get("intent", "learning"), numbered, feedback
-        )
+        prompts.answer_messages(question, language, intent, numbered, feedback, named)
         if sources
         else prompts.alone_messages(question, language)
     )

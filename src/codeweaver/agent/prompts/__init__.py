@@ -130,6 +130,23 @@ CITE_RANGE = {
     "ko": "자료는 [1]–[{count}]로 인용하세요.",
 }
 
+# Package names come from the user's environment: data, so inside a tag of their own.
+INSTALLED = {
+    "en": "The user's project has the versions in <excerpt> installed; where the answer "
+    "depends on the version, say which version it applies to.",
+    "ko": "사용자 프로젝트에는 <excerpt>의 버전이 설치되어 있습니다. 답이 버전에 따라 "
+    "다르면 어느 버전 기준인지 밝히세요.",
+}
+
+
+def installed_note(installed: list[tuple[str, str]], language: str) -> str:
+    """The installed `(name, version)` pairs the question names, as data and one line."""
+    if not installed:
+        return ""
+    listing = ", ".join(f"{name} {version}" for name, version in installed)
+    line = INSTALLED.get(language, INSTALLED["en"])
+    return f"{data_block('excerpt', listing, of='installed packages')}\n{line}"
+
 
 # The baseline every pipeline step must beat: the same model, one plain system prompt.
 BARE_ANSWER = "You are a helpful assistant for software developers."
@@ -232,7 +249,9 @@ def answer_messages(
     intent: Intent,
     sources: list[tuple[int, str, str]],
     feedback: str | None = None,
+    installed: list[tuple[str, str]] | None = None,
 ) -> list[BaseMessage]:
+    """`installed`: `(name, version)` of the installed packages the question names."""
     templates = ANSWER_TEMPLATES_IN.get(language, ANSWER_TEMPLATES)
     if language in GENERATE_ANSWER_IN:
         system = GENERATE_ANSWER_IN[language].format(template=templates[intent])
@@ -245,7 +264,8 @@ def answer_messages(
     body = format_sources(sources) if sources else "(no sources were found)"
     cite_range = CITE_RANGE.get(language, CITE_RANGE["en"]).format(count=len(sources))
     cite = f"{cite_range}\n" if sources else ""
-    reminder = cite + answer_in(language)
+    note = installed_note(installed or [], language)
+    reminder = cite + (f"{note}\n" if note else "") + answer_in(language)
     if feedback:
         reminder = f"{REVISE.format(problems=data_block('review', feedback))}\n{reminder}"
     return [

@@ -12,6 +12,7 @@ from codeweaver.agent.prompts import (
     answer_in,
     format_sources,
     history_block,
+    installed_note,
     system_message,
 )
 from codeweaver.agent.prompts.delimit import data_block
@@ -94,14 +95,17 @@ def librarian_answer_messages(
     history: list[tuple[str, str]],
     language: str,
     sources: list[tuple[int, str, str]],
+    installed: list[tuple[str, str]] | None = None,
 ) -> list[BaseMessage]:
-    """The final answer from the sources the loop collected, `(n, title, text)`."""
+    """The final answer from the sources the loop collected, `(n, title, text)`;
+    `installed`: `(name, version)` of the installed packages the question names."""
     name = LANGUAGE_NAMES.get(language, language)
     system = LIBRARIAN_ANSWER.format(untrusted=LIBRARIAN_UNTRUSTED, language=name)
     listed = format_sources(sources)
     body = listed if sources else "(no sources were found)"
     cite = f"Cite sources inline as [1]–[{len(sources)}].\n" if sources else ""
-    reminder = cite + answer_in(language)
+    note = installed_note(installed or [], language)
+    reminder = cite + (f"{note}\n" if note else "") + answer_in(language)
     return [
         system_message("librarian_answer", system),
         HumanMessage(

@@ -27,7 +27,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from codeweaver.embeddings.base import Embedder
@@ -190,6 +190,26 @@ def to_result(entry: DocEntry, score: float, licence: str = "") -> SearchResult:
     return result
 
 
+def distribution_versions(entries: list[DocEntry]) -> dict[str, str]:
+    """Name -> version of the distributions (not the stdlib) `entries` document; a module
+    two distributions share (a namespace such as `google`) names neither."""
+    versions: dict[str, str] = {}
+    modules: dict[str, str] = {}
+    shared: set[str] = set()
+    for entry in entries:
+        if entry.package == "python":
+            continue
+        versions[entry.package] = versions[entry.display] = entry.version
+        top = entry.module.split(".")[0]
+        private = not top or top.startswith("_")
+        if not private and modules.setdefault(top, entry.package) != entry.package:
+            shared.add(top)
+    for top, package in modules.items():
+        if top not in shared:
+            versions.setdefault(top, versions[package])
+    return versions
+
+
 class InstalledDocsSource:
     """Docs of the stdlib and installed distributions, BM25-indexed and cached in `index_dir`
     (a project environment's in a sub-folder of it, `project.env_index_dir`).
@@ -239,6 +259,7 @@ class InstalledDocsSource:
         self._loaded: LoadedIndex | None = None
         self._checked_at = 0.0
         self._failure: tuple[float, str] | None = None  # (monotonic time, message)
+        self._versions: tuple[LoadedIndex, dict[str, str]] | None = None
 
     def status(self) -> SourceStatus:
         try:
@@ -270,6 +291,19 @@ class InstalledDocsSource:
         loaded = self._ensure(None, retry=True)
         kinds = {"function", "method", "class", "property"}
         return {e.name: e.package for e in loaded.entries if e.kind in kinds}
+
+    def installed_versions(self) -> Mapping[str, str]:
+        """Each indexed distribution's version under its name, its published name and its
+        top-level modules (`scikit-learn`, `sklearn`), from the loaded index ({} before)."""
+        loaded = self._loaded
+        if loaded is None:
+            return {}
+        cached = self._versions
+        if cached is not None and cached[0] is loaded:
+            return cached[1]
+        versions = distribution_versions(loaded.entries)
+        self._versions = (loaded, versions)
+        return versions
 
     def _ranker_for(
         self, loaded: LoadedIndex, progress: ProgressCallback | None, *, wait: bool

@@ -17,6 +17,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from codeweaver.sources.base import SourceError, SourceStatus
@@ -181,6 +182,14 @@ class NpmDocsSource:
     def prepare(self, progress: ProgressCallback | None = None) -> None:
         """Build or load the index up front, so the first search is fast (`Preparable`)."""
         self.ensure_index(progress)
+
+    def installed_versions(self) -> Mapping[str, str]:
+        """Package name (`eventemitter3`, `@types/node`) -> its installed version, from the
+        loaded index ({} before: this never reads `node_modules`)."""
+        loaded = self._loaded
+        if loaded is None:
+            return {}
+        return {name: meta.version for name, meta in loaded.packages.items()}
 
     def _ensure(self, progress: ProgressCallback | None, *, retry: bool) -> NpmIndex:
         with self._lock:
