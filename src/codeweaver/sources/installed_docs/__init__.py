@@ -17,6 +17,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from codeweaver.sources.base import register_source
+from codeweaver.sources.index_files import normalise_score
 from codeweaver.sources.installed_docs.collect import (
     CollectorOptions,
     DocEntry,
@@ -28,7 +29,6 @@ from codeweaver.sources.installed_docs.indexer import (
     IndexLoadError,
     build_index,
     compute_fingerprint,
-    normalise_score,
 )
 from codeweaver.sources.installed_docs.model import PARSED_DIR
 from codeweaver.sources.installed_docs.project import (

@@ -21,9 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
-import os
-import re
 import shutil
 import sys
 import time
@@ -38,6 +35,12 @@ from typing import Any
 import bm25s
 import numpy as np
 
+from codeweaver.sources.index_files import (
+    idf_sum,
+    normalise_score,
+    remove_other_indexes,
+    replace_index,
+)
 from codeweaver.sources.installed_docs.collect import (
     CollectorOptions,
     DocEntry,
@@ -170,32 +173,14 @@ class LoadedIndex:
         ]
 
     def _idf_sum(self, tokens: Iterable[str]) -> float:
-        """Sum of the (Lucene, as bm25s computes it) idf of the tokens; a token absent from
-        the index has the highest idf (document frequency 0)."""
-        indptr = self.retriever.scores["indptr"]
-        n_docs = len(self.entries)
-        total = 0.0
-        for token in tokens:
-            token_id = self._vocab.get(token)
-            df = 0
-            if token_id is not None and token_id + 1 < len(indptr):
-                df = int(indptr[token_id + 1] - indptr[token_id])
-            total += math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
-        return total
+        return idf_sum(self.retriever, self._vocab, len(self.entries), tokens)
 
 
-def normalise_score(raw: float, half_point: float) -> float:
-    """`raw / (raw + half_point)`: monotone in the BM25 score, in [0, 1), 0.5 at `half_point`.
-
-    `half_point` is `SCORE_HALF_POINT` (0.6) times the summed idf of the query's words (plain
-    stemmed words and `@for`-style keyword tokens, not the expansions). Matching every query
-    word once in a text of average length scores about that idf sum (-> ~0.62); matching them
-    in the (boosted) name or repeatedly goes higher; a document matching words worth less than
-    60 % of the query's idf mass stays below 0.5.
-    """
-    if raw <= 0:
-        return 0.0
-    return raw / (raw + max(half_point, 1e-9))
+# `normalise_score`'s half point here is `SCORE_HALF_POINT` (0.6) times the summed idf of
+# the query's words (plain stemmed words and `@for`-style keyword tokens, not the
+# expansions). Matching every query word once in a text of average length scores about
+# that idf sum (-> ~0.62); matching them in the (boosted) name or repeatedly goes higher;
+# a document matching words worth less than 60 % of the query's idf mass stays below 0.5.
 
 
 def build_index(
@@ -314,46 +299,9 @@ def open_index(
     tmp = index_dir / f".tmp-{fingerprint[:12]}-{uuid.uuid4().hex[:8]}"
     try:
         build_index(options, tmp, fingerprint, progress, parsed_dir)
-        _replace(tmp, final)
+        replace_index(tmp, final)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    _remove_others(index_dir, keep=final.name)
+    remove_other_indexes(index_dir, keep=final.name)
     return load_index(final, fingerprint)
-
-
-def _replace(tmp: Path, final: Path) -> None:
-    """Atomically move the new index into place (an old/corrupt one is moved aside first)."""
-    trash: Path | None = None
-    if final.exists():
-        trash = final.with_name(f".old-{final.name[:12]}-{uuid.uuid4().hex[:8]}")
-        os.replace(final, trash)
-    os.replace(tmp, final)
-    if trash is not None:
-        shutil.rmtree(trash, ignore_errors=True)
-
-
-_INDEX_FOLDER = re.compile(r"[0-9a-f]{32}|\.old-.+|\.tmp-.+")
-
-
-def _remove_others(index_dir: Path, keep: str) -> None:
-    """Delete indexes of other fingerprints and leftovers of crashed builds (> 1 hour old);
-    other folders (project environments, the parse cache) are not indexes of this one."""
-    now = time.time()
-    for child in _children(index_dir):
-        if child.name == keep or not child.is_dir() or not _INDEX_FOLDER.fullmatch(child.name):
-            continue
-        if child.name.startswith(".tmp-"):
-            try:
-                if now - child.stat().st_mtime < 3600:
-                    continue  # maybe another process is building right now
-            except OSError:
-                continue
-        shutil.rmtree(child, ignore_errors=True)
-
-
-def _children(folder: Path) -> Iterable[Path]:
-    try:
-        return list(folder.iterdir())
-    except OSError:
-        return []

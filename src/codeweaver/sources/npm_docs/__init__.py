@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from codeweaver.sources.base import register_source
+from codeweaver.sources.index_files import normalise_score
 from codeweaver.sources.installed_docs.project import find_root
 from codeweaver.sources.npm_docs.discover import search_folders
-from codeweaver.sources.npm_docs.index import IndexInfo, NpmIndex, normalise_score
+from codeweaver.sources.npm_docs.index import IndexInfo, NpmIndex
 from codeweaver.sources.npm_docs.model import NpmEntry, NpmOptions
 from codeweaver.sources.npm_docs.source import NpmDocsSource
 

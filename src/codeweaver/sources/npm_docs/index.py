@@ -21,9 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
-import os
-import re
 import shutil
 import time
 import uuid
@@ -35,6 +32,12 @@ from typing import Any
 import bm25s
 import numpy as np
 
+from codeweaver.sources.index_files import (
+    idf_sum,
+    normalise_score,
+    remove_other_indexes,
+    replace_index,
+)
 from codeweaver.sources.npm_docs.collect import collect
 from codeweaver.sources.npm_docs.model import (
     NpmEntry,
@@ -61,7 +64,6 @@ MANIFEST = "manifest.json"
 ENTRIES = "entries.jsonl"
 PACKAGES = "packages.json"
 BM25_DIR = "bm25"
-_INDEX_FOLDER = re.compile(r"[0-9a-f]{32}|\.old-.+|\.tmp-.+")
 
 
 class IndexLoadError(RuntimeError):
@@ -75,12 +77,6 @@ class IndexInfo:
     built_at: datetime
     path: Path
     seconds: float = 0.0  # how long the build took (0 when loaded from the cache)
-
-
-def normalise_score(raw: float, half_point: float) -> float:
-    """`raw / (raw + half_point)`: monotone in the BM25 score, in [0, 1), 0.5 at
-    `half_point` (`SCORE_HALF_POINT` times the idf sum of the question's plain words)."""
-    return 0.0 if raw <= 0 else raw / (raw + max(half_point, 1e-9))
 
 
 class NpmIndex:
@@ -141,19 +137,9 @@ class NpmIndex:
         return covered / total if total else covered
 
     def _idf_sum(self, tokens: list[str]) -> float:
-        """Summed idf (Lucene's, as bm25s computes it); an unknown token has the highest."""
         if self.retriever is None:
             return 0.0
-        indptr = self.retriever.scores["indptr"]
-        n_docs = len(self.entries)
-        total = 0.0
-        for token in tokens:
-            token_id = self._vocab.get(token)
-            df = 0
-            if token_id is not None and token_id + 1 < len(indptr):
-                df = int(indptr[token_id + 1] - indptr[token_id])
-            total += math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
-        return total
+        return idf_sum(self.retriever, self._vocab, len(self.entries), tokens)
 
 
 # --------------------------------------------------------------------------- build / load
@@ -257,40 +243,11 @@ def open_index(
     tmp = index_dir / f".tmp-{fingerprint[:12]}-{uuid.uuid4().hex[:8]}"
     try:
         info = build_index(packages, node_modules, options, tmp, fingerprint, progress)
-        _replace(tmp, final)
+        replace_index(tmp, final)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    _remove_others(index_dir, keep=final.name)
+    remove_other_indexes(index_dir, keep=final.name)
     loaded = load_index(final, fingerprint)
     loaded.info = IndexInfo(fingerprint, info.entry_count, info.built_at, final, info.seconds)
     return loaded
-
-
-def _replace(tmp: Path, final: Path) -> None:
-    """Move the new index into place atomically (an old or corrupt one moved aside first)."""
-    trash: Path | None = None
-    if final.exists():
-        trash = final.with_name(f".old-{final.name[:12]}-{uuid.uuid4().hex[:8]}")
-        os.replace(final, trash)
-    os.replace(tmp, final)
-    if trash is not None:
-        shutil.rmtree(trash, ignore_errors=True)
-
-
-def _remove_others(index_dir: Path, keep: str) -> None:
-    """Delete the indexes of other fingerprints and leftovers of crashed builds (> 1 h)."""
-    now = time.time()
-    try:
-        children = list(index_dir.iterdir())
-    except OSError:
-        return
-    for child in children:
-        if child.name == keep or not child.is_dir() or not _INDEX_FOLDER.fullmatch(child.name):
-            continue
-        try:
-            if child.name.startswith(".tmp-") and now - child.stat().st_mtime < 3600:
-                continue  # maybe another process is building right now
-        except OSError:
-            continue
-        shutil.rmtree(child, ignore_errors=True)
