@@ -71,7 +71,13 @@ def docs(count: int, score: float = 0.8) -> list[SearchResult]:
     return [doc(i, score) for i in range(1, count + 1)]
 
 
+# Python's prose docs for tests: two real pages, indexed in a blink, where the machine's
+# full docs (if installed) would take half a minute per fresh cache folder.
+PYTHON_DOCS_FIXTURE = Path(__file__).parent / "fixtures" / "python_docs" / "html"
+
+
 def make_settings(tmp_path: Path, **overrides: object) -> Settings:
+    overrides.setdefault("python_docs", PYTHON_DOCS_FIXTURE)
     return Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", **overrides)
 
 

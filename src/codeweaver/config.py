@@ -117,6 +117,12 @@ class Settings(BaseSettings):
         description="The project's Python interpreter; default: `$VIRTUAL_ENV/bin/python`, "
         "else `.venv/bin/python` or `venv/bin/python` in the project.",
     )
+    python_docs: Path | None = Field(
+        default=None,
+        validation_alias=AliasChoices("CODEWEAVER_PYTHON_DOCS"),
+        description="Folder of Python's HTML docs (the one holding `tutorial/`); default: "
+        "the distribution's (`/usr/share/doc/pythonX.Y/html`, `apt install python3-doc`).",
+    )
     docs_domains_file: Path | None = Field(
         default=None,
         validation_alias=AliasChoices("CODEWEAVER_DOCS_DOMAINS"),
@@ -274,7 +280,7 @@ class Settings(BaseSettings):
             )
         return value
 
-    @field_validator("project", "project_python", mode="before")
+    @field_validator("project", "project_python", "python_docs", mode="before")
     @classmethod
     def _blank_path_is_unset(cls, value: object) -> object:
         # An empty variable means "not set", not the working directory (Path("") is ".").

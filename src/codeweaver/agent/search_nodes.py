@@ -60,6 +60,14 @@ SEARCH_NODES: dict[str, SearchNode] = {
             ("tavily_docs", "installed_docs"),
             "official documentation; input: a search query.",
         ),
+        # Python's own prose docs (tutorial, how-tos, FAQ, reference), where installed:
+        # what the docstrings of the installed docs lack (how to loop over a file's lines).
+        SearchNode(
+            "search_python_docs",
+            ("python_docs",),
+            "Python's own documentation (tutorial, how-tos, FAQ, library and language "
+            "reference prose) for the project's Python version; input: a search query.",
+        ),
         # The docs of the JavaScript/TypeScript project's installed npm packages (README
         # sections, `.d.ts` API), skipped without node_modules. Every intent: the API of
         # the installed version explains it, shows its misuse and checks a review.

@@ -104,6 +104,7 @@ SOURCES: Registry[SourceFactory] = Registry(
         f"codeweaver.sources.{module}"
         for module in (
             "installed_docs",
+            "python_docs",
             "npm_docs",
             "stackoverflow",
             "github",

@@ -1,5 +1,6 @@
 """What the on-disk BM25 indexes of the docs sources share: atomic replacement, removal of
-stale fingerprints, Lucene idf sums and the [0, 1) score mapping.
+stale fingerprints, Lucene idf sums, the [0, 1) score mapping, the words of a docs index
+and the precision-first query.
 
 An index lives in a folder named by the first 32 hex digits of its fingerprint; a build
 writes `.tmp-*` and is renamed into place, an index it replaces is moved to `.old-*` first.
@@ -16,6 +17,12 @@ import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from codeweaver.words import stem_for_doc_search
+from codeweaver.words.patterns import DOC_SEARCH_PIECE, DOC_SEARCH_WORD
 
 # The folders an index directory's own builds leave; anything else (project environments,
 # a parse cache) belongs to someone else and is never removed.
@@ -74,3 +81,94 @@ def normalise_score(raw: float, half_point: float) -> float:
     if raw <= 0:
         return 0.0
     return raw / (raw + max(half_point, 1e-9))
+
+
+def doc_words(
+    text: str, stopwords: frozenset[str], *, names: bool = False, wholes: bool = True
+) -> list[str]:
+    """Lowercased, stemmed words of `text` for a docs index; dotted, underscored and
+    camelCase names also whole (`wholes`: `user.get_name`, `removealllisteners`). `names`:
+    also unstemmed forms and stopwords, which API names are made of (`on`, `off`, `once`)."""
+    tokens: list[str] = []
+    for word in DOC_SEARCH_WORD.findall(text):
+        low = word.lower()
+        if wholes and ("." in low or "_" in low.strip("_")) and len(low) > 2:
+            tokens.append(low.strip("._"))
+        for part in re.split(r"[._]+", word):
+            pieces = DOC_SEARCH_PIECE.findall(part)
+            if wholes and len(pieces) > 1:  # `EventEmitter`, `eventemitter3`
+                tokens.append(part.lower())
+            for piece in pieces:
+                low = piece.lower()
+                if len(low) < 2 or (low in stopwords and not names):
+                    continue
+                stemmed = stem_for_doc_search(low)
+                tokens.append(stemmed)
+                if names and stemmed != low:
+                    tokens.append(low)
+    return tokens
+
+
+class PrecisionFirstBm25:
+    """A bm25s retriever queried precision first: an entry is returned only when its score
+    (`normalise_score`, 0.5 where its BM25 reaches `half_point` of the question's idf mass)
+    is at least `min_score` and it holds words worth `min_coverage` of that mass (a name's
+    word repeated scores high alone). A question the docs do not answer gets nothing rather
+    than an entry sharing a word or two with it."""
+
+    def __init__(
+        self,
+        retriever: Any,
+        n_docs: int,
+        *,
+        half_point: float,
+        min_score: float,
+        min_coverage: float,
+    ) -> None:
+        self.retriever = retriever
+        self.vocab: dict[str, int] = retriever.vocab_dict
+        self.n_docs = n_docs
+        self.half_point, self.min_score, self.min_coverage = half_point, min_score, min_coverage
+
+    def matches(
+        self, plain: list[str], extra: list[str], limit: int, min_score: float | None = None
+    ) -> list[tuple[int, float]]:
+        """Up to `limit` (entry position, score in [0, 1)), best first. `plain`: the
+        question's words, whose idf mass sets the bar; `extra`: expansions, which only add."""
+        known = [t for t in (*plain, *extra) if t in self.vocab]
+        if limit <= 0 or not known:
+            return []
+        bar = self.min_score if min_score is None else min_score
+        scores = np.asarray(self.retriever.get_scores(known), dtype=np.float64)
+        core = plain if any(t in self.vocab for t in plain) else known
+        # Words the docs never mention still count: a question about "CORS" must not score
+        # well on entries that only match its other words.
+        half = self.half_point * self.idf_sum(core)
+        k = min(max(limit * 5, 50), len(scores))
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        covered = self.coverage(core, top)
+        found: list[tuple[int, float]] = []
+        for position, i in enumerate(top):
+            score = normalise_score(float(scores[i]), half)
+            if score >= bar and covered[position] >= self.min_coverage:
+                found.append((int(i), score))
+        return found[:limit]
+
+    def coverage(self, tokens: list[str], docs: NDArray[np.int64]) -> NDArray[np.float64]:
+        """For each of `docs`, the share of the tokens' idf mass it contains: a name word
+        repeated three times (a high BM25) still covers one word of the question."""
+        indptr, indices = self.retriever.scores["indptr"], self.retriever.scores["indices"]
+        covered = np.zeros(len(docs))
+        total = 0.0
+        for token in tokens:
+            idf = self.idf_sum([token])
+            total += idf
+            token_id = self.vocab.get(token)
+            if token_id is not None and token_id + 1 < len(indptr):
+                holders = indices[indptr[token_id] : indptr[token_id + 1]]
+                covered += idf * np.isin(docs, holders)
+        return covered / total if total else covered
+
+    def idf_sum(self, tokens: list[str]) -> float:
+        return idf_sum(self.retriever, self.vocab, self.n_docs, tokens)

@@ -14,6 +14,7 @@ SOURCES = [
     "search_github",
     "search_github_issues",
     "search_official_docs",
+    "search_python_docs",  # Python's own prose docs, where installed
     "search_package_docs",  # the npm packages' docs of a JavaScript/TypeScript project
     "search_knowledge_base",
     "search_local_code",

@@ -30,11 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import bm25s
-import numpy as np
 
 from codeweaver.sources.index_files import (
-    idf_sum,
-    normalise_score,
+    PrecisionFirstBm25,
     remove_other_indexes,
     replace_index,
 )
@@ -93,53 +91,28 @@ class NpmIndex:
         self.entries = entries
         self.packages = packages
         self.retriever = retriever
-        self._vocab: dict[str, int] = retriever.vocab_dict if retriever is not None else {}
+        self._matcher = (
+            PrecisionFirstBm25(
+                retriever,
+                len(entries),
+                half_point=SCORE_HALF_POINT,
+                min_score=MIN_SCORE,
+                min_coverage=MIN_COVERAGE,
+            )
+            if retriever is not None
+            else None
+        )
 
     def query(
         self, text: str, limit: int, min_score: float = MIN_SCORE
     ) -> list[tuple[NpmEntry, float]]:
         """Up to `limit` (entry, score in [0, 1)) that score at least `min_score` and hold
         words worth `MIN_COVERAGE` of the question's idf mass, best first."""
-        plain, extra = query_tokens(text)
-        known = [t for t in (*plain, *extra) if t in self._vocab]
-        if limit <= 0 or not known or self.retriever is None:
+        if self._matcher is None:
             return []
-        scores = np.asarray(self.retriever.get_scores(known), dtype=np.float64)
-        core = plain if any(t in self._vocab for t in plain) else known
-        # Words the docs never mention still count: a question about "CORS" must not score
-        # well on entries that only match its other words.
-        half = SCORE_HALF_POINT * self._idf_sum(core)
-        k = min(max(limit * 5, 50), len(scores))
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        covered = self._coverage(core, top)
-        found: list[tuple[NpmEntry, float]] = []
-        for position, i in enumerate(top):
-            score = normalise_score(float(scores[i]), half)
-            if score >= min_score and covered[position] >= MIN_COVERAGE:
-                found.append((self.entries[i], score))
-        return found[:limit]
-
-    def _coverage(self, tokens: list[str], docs: np.ndarray) -> np.ndarray:
-        """For each of `docs`, the share of the tokens' idf mass it contains: a name word
-        repeated three times (a high BM25) still covers one word of the question."""
-        assert self.retriever is not None
-        indptr, indices = self.retriever.scores["indptr"], self.retriever.scores["indices"]
-        covered = np.zeros(len(docs))
-        total = 0.0
-        for token in tokens:
-            idf = self._idf_sum([token])
-            total += idf
-            token_id = self._vocab.get(token)
-            if token_id is not None and token_id + 1 < len(indptr):
-                holders = indices[indptr[token_id] : indptr[token_id + 1]]
-                covered += idf * np.isin(docs, holders)
-        return covered / total if total else covered
-
-    def _idf_sum(self, tokens: list[str]) -> float:
-        if self.retriever is None:
-            return 0.0
-        return idf_sum(self.retriever, self._vocab, len(self.entries), tokens)
+        plain, extra = query_tokens(text)
+        found = self._matcher.matches(plain, extra, limit, min_score)
+        return [(self.entries[i], score) for i, score in found]
 
 
 # --------------------------------------------------------------------------- build / load

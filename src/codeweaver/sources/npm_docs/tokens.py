@@ -17,9 +17,10 @@ from __future__ import annotations
 import itertools
 import re
 
+from codeweaver.sources.index_files import doc_words
 from codeweaver.sources.npm_docs.model import OVERVIEW, SECTION, NpmEntry
-from codeweaver.words import doc_search_stopwords, stem_for_doc_search
-from codeweaver.words.patterns import DOC_SEARCH_PIECE, DOC_SEARCH_WORD
+from codeweaver.words import doc_search_stopwords
+from codeweaver.words.patterns import DOC_SEARCH_WORD
 
 NAME_BOOST = 3
 #: Words every JavaScript question and doc carries.
@@ -28,27 +29,8 @@ _PACKAGE_PART = re.compile(r"[a-z0-9]+")
 
 
 def words(text: str, *, names: bool = False, wholes: bool = True) -> list[str]:
-    """Lowercased, stemmed words of `text`; dotted, underscored and camelCase names also
-    whole (`wholes`). `names`: also unstemmed forms and stopwords, which API names are
-    made of (`on`, `off`, `once`)."""
-    tokens: list[str] = []
-    for word in DOC_SEARCH_WORD.findall(text):
-        low = word.lower()
-        if wholes and ("." in low or "_" in low.strip("_")) and len(low) > 2:
-            tokens.append(low.strip("._"))
-        for part in re.split(r"[._]+", word):
-            pieces = DOC_SEARCH_PIECE.findall(part)
-            if wholes and len(pieces) > 1:  # `EventEmitter`, `eventemitter3`
-                tokens.append(part.lower())
-            for piece in pieces:
-                low = piece.lower()
-                if len(low) < 2 or (low in STOPWORDS and not names):
-                    continue
-                stemmed = stem_for_doc_search(low)
-                tokens.append(stemmed)
-                if names and stemmed != low:
-                    tokens.append(low)
-    return tokens
+    """`index_files.doc_words` with the JavaScript stopwords."""
+    return doc_words(text, STOPWORDS, names=names, wholes=wholes)
 
 
 def package_tokens(name: str) -> list[str]:
