@@ -13,6 +13,13 @@ from codeweaver.cli.eval_cmds import FileOpt, JsonOpt, LimitOpt, _number, eval_a
 from codeweaver.cli.progress import progress
 
 
+class EnvChoice(StrEnum):
+    auto = "auto"
+    own = "own"
+    project = "project"
+    both = "both"
+
+
 class PartChoice(StrEnum):
     all = "all"
     even = "even"
@@ -45,6 +52,14 @@ def eval_retrieval(
     no_threshold: Annotated[
         bool, typer.Option("--no-threshold", help="Return the top k whatever their score.")
     ] = False,
+    env: Annotated[
+        EnvChoice,
+        typer.Option(
+            "--env",
+            help="Whose installed docs: the one `ask` uses (auto: the project's environment "
+            "when one is found), CodeWeaver's own, the project's, or both, reported apart.",
+        ),
+    ] = EnvChoice.auto,
 ) -> None:
     """Recall@k, MRR and precision of the installed-docs search on CoNaLa-format data.
 
@@ -53,7 +68,8 @@ def eval_retrieval(
     """
     from codeweaver.config import Settings
     from codeweaver.evaluation.retrieval_eval import evaluate_retrieval, load_questions
-    from codeweaver.sources.installed_docs import InstalledDocsSource, RankingOptions
+    from codeweaver.sources.installed_docs import RankingOptions, find_project_for, source_for
+    from codeweaver.sources.installed_docs.project import describe
 
     questions = _questions(load_questions, file, limit, sample, seed, part.value)
     options = RankingOptions(
@@ -61,31 +77,66 @@ def eval_retrieval(
         threshold=not no_threshold,
     )  # fmt: skip
     settings = Settings()
-    source = InstalledDocsSource(settings.docs_index_dir, ranking=options)
-    phases: dict[str, int] = {}
+    project = find_project_for(settings)
+    has_project = project.env is not None and not project.env.own
+    if env is EnvChoice.project and not has_project:
+        reason = project.reason or "the project's interpreter is CodeWeaver's own"
+        typer.echo(f"error: no project environment for {project.root}: {reason}", err=True)
+        raise typer.Exit(2)
+    chosen: list[tuple[str, Any]] = []
+    if env is EnvChoice.own or env is EnvChoice.both or (env is EnvChoice.auto and not has_project):
+        chosen.append(("own", None))
+    if has_project and env is not EnvChoice.own:
+        chosen.append(("project", project.env))
+    off = [name for name, on in vars(options).items() if not on]
+    for label, environment in chosen:
+        source = source_for(settings, environment, options)
+        described = describe(project if environment is not None else _own(project), None)
+        phases: dict[str, int] = {}
 
-    def on_phase(phase: str, done: int, total: int) -> None:
-        if not as_json and phases.get(phase) != done * 10 // max(total, 1):
-            phases[phase] = done * 10 // max(total, 1)
-            typer.echo(f"{phase}: {done}/{total}", err=True)
+        def on_phase(phase: str, done: int, total: int, phases: dict[str, int] = phases) -> None:
+            if not as_json and phases.get(phase) != done * 10 // max(total, 1):
+                phases[phase] = done * 10 // max(total, 1)
+                typer.echo(f"{phase}: {done}/{total}", err=True)
 
-    source.ensure_index(on_phase)
-    catalogue = source.catalogue()
-    with progress(len(questions), quiet=as_json) as report_progress:
-        report = evaluate_retrieval(
-            questions, source.search_sync, catalogue, k=k, on_progress=report_progress
-        )
-    lines = [json.dumps(q.to_dict(), ensure_ascii=False) for q in report.per_question]
-    if out is not None:
-        out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    summary = report.to_dict()
-    if as_json:
-        for line in lines:
-            typer.echo(line)
-        typer.echo(json.dumps({"summary": summary}, ensure_ascii=False))
-        return
-    parts = [name for name, on in vars(options).items() if not on]
-    typer.echo(f"retrieval on {file} (part {part.value}; off: {', '.join(parts) or 'none'})")
+        source.ensure_index(on_phase)
+        with progress(len(questions), quiet=as_json) as report_progress:
+            report = evaluate_retrieval(
+                questions, source.search_sync, source.catalogue(), k=k,
+                on_progress=report_progress,
+            )  # fmt: skip
+        lines = [json.dumps(q.to_dict(), ensure_ascii=False) for q in report.per_question]
+        if out is not None:
+            target = out if len(chosen) == 1 else out.with_name(f"{out.stem}.{label}{out.suffix}")
+            target.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        summary = report.to_dict()
+        if as_json:
+            for line in lines:
+                typer.echo(line)
+            typer.echo(json.dumps({"summary": summary, "environment": described}))
+            continue
+        _print_summary(summary, described, file, part.value, off, k)
+
+
+def _own(project: Any) -> Any:
+    """`project` as `describe` shows CodeWeaver's own environment."""
+    from dataclasses import replace
+
+    return replace(project, env=None, reason=project.reason or "CodeWeaver's own, by choice")
+
+
+def _print_summary(
+    summary: dict[str, Any], env: dict[str, Any], file: Path, part: str, off: list[str], k: int
+) -> None:
+    where = (
+        f"the project's environment {env['python']} ({env.get('found_by', '')})"
+        if env["environment"] == "project"
+        else f"CodeWeaver's own environment {env['python']}"
+    )
+    typer.echo(f"retrieval on {file} (part {part}; off: {', '.join(off) or 'none'})")
+    typer.echo(
+        f"  docs of: {where}, Python {env['python_version']}, {env['distributions']} distributions"
+    )
     for label, key in [
         ("questions", "questions"),
         ("snippets", "rows"),

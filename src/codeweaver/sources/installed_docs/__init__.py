@@ -62,24 +62,33 @@ __all__ = [
     "find_project",
     "find_project_for",
     "normalise_score",
+    "source_for",
 ]
 
 logger = logging.getLogger(__name__)
 
 
-@register_source("installed_docs")
-def _factory(settings: Settings) -> InstalledDocsSource:
+def source_for(
+    settings: Settings, env: Environment | None, ranking: RankingOptions | None = None
+) -> InstalledDocsSource:
+    """The source over `env`'s docs (None or CodeWeaver's own: today's default options and
+    folder), indexed under the settings' docs folder."""
     from codeweaver.embeddings import create_embedder
 
-    project = find_project_for(settings)
-    if project.env is None:
-        logger.info("installed_docs: %s; indexing CodeWeaver's own environment", project.reason)
-    # CodeWeaver's own environment (or none found) gets today's default options and folder.
     # Always MiniLM: the ranking's scores are calibrated on its vectors.
     return InstalledDocsSource(
         settings.docs_index_dir,
-        options=collector_options(project.env),
-        environment=project.env,
+        options=collector_options(env),
+        environment=env,
         parsed_dir=settings.docs_index_dir / PARSED_DIR,
         embedder=lambda: create_embedder(EMBEDDER, settings),
+        ranking=ranking,
     )
+
+
+@register_source("installed_docs")
+def _factory(settings: Settings) -> InstalledDocsSource:
+    project = find_project_for(settings)
+    if project.env is None:
+        logger.info("installed_docs: %s; indexing CodeWeaver's own environment", project.reason)
+    return source_for(settings, project.env)

@@ -220,3 +220,46 @@ def test_the_project_option_reaches_doctor_for_that_command_only(
 
     missing = CliRunner().invoke(app, ["--project", str(tmp_path / "nope"), "doctor"])
     assert missing.exit_code == 2 and "no such folder" in missing.stderr
+
+
+def test_eval_retrieval_reports_the_project_environment_apart(
+    tmp_path: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from codeweaver.cli.app import app
+
+    for name, value in {
+        "CODEWEAVER_DATA_DIR": str(tmp_path / "data"),
+        "CODEWEAVER_CACHE_DIR": str(tmp_path / "cache"),
+        "CODEWEAVER_MODEL": "scripted:echo",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CODEWEAVER_PROJECT", raising=False)
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    questions = tmp_path / "six.json"
+    rows = [
+        {"question_id": 1, "intent": QUESTION, "snippet": "six.ensure_str(data)"},
+        {"question_id": 2, "intent": "Sort a list in place", "snippet": "items.sort()"},
+    ]
+    questions.write_text(json.dumps(rows), encoding="utf-8")
+    command = ["eval", "retrieval", "--file", str(questions), "--no-dense", "--json"]
+    result = CliRunner().invoke(
+        app, ["--project", str(project / "src"), *command, "--env", "project"]
+    )
+    assert result.exit_code == 0, result.output
+    *per_question, last = [json.loads(line) for line in result.stdout.splitlines()]
+    environment = last["environment"]
+    assert environment["environment"] == "project"
+    assert environment["python"] == str(venv_python(project / ".venv"))
+    assert environment["distributions"] == 1
+    found = per_question[0]["results"]
+    assert {"name": "six.ensure_str", "hit": True} in [  # six 1.16.0's docs, judged a hit
+        {"name": r["name"], "hit": r["hit"]} for r in found
+    ], found
+    assert last["summary"]["questions"] == 2
+
+    monkeypatch.chdir(tmp_path)  # no project environment here
+    missing = CliRunner().invoke(app, ["--project", str(tmp_path), *command, "--env", "project"])
+    assert missing.exit_code == 2
+    assert f"no project environment for {tmp_path.resolve()}" in missing.stderr
