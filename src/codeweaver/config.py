@@ -134,6 +134,12 @@ class Settings(BaseSettings):
         description="Embedder by name: `minilm` (English), `multilingual-e5-small` or "
         "`use-multilingual` (Korean and other languages), or `sentence-transformers:<model>`.",
     )
+    kb_embedding_model: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("CODEWEAVER_KB_EMBEDDINGS"),
+        description="Embedder of the knowledge base; default: `CODEWEAVER_EMBEDDINGS`'s. "
+        "`multilingual-e5-small` for Korean documents (the cache keeps its own embedder).",
+    )
     cache_mode: Literal["exact", "semantic"] = Field(
         default="semantic",
         validation_alias=AliasChoices("CODEWEAVER_CACHE_MODE"),
@@ -279,6 +285,11 @@ class Settings(BaseSettings):
                 "or `openai:gpt-4o`"
             )
         return value
+
+    @property
+    def kb_embedder(self) -> str:
+        """The knowledge base's embedder: its own setting, else the general one."""
+        return (self.kb_embedding_model or "").strip() or self.embedding_model
 
     @field_validator("project", "project_python", "python_docs", mode="before")
     @classmethod

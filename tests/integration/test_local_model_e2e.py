@@ -6,6 +6,7 @@ once for all the questions.
 
 from __future__ import annotations
 
+import platform
 import re
 from collections.abc import AsyncIterator
 
@@ -15,6 +16,7 @@ import pytest_asyncio
 from codeweaver.agent.runner import Assistant
 from codeweaver.config import Settings
 from codeweaver.factory import build_deps, open_assistant, prepare_sources
+from codeweaver.sources.python_docs import find_docs
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio(loop_scope="module")]
 
@@ -46,6 +48,13 @@ async def test_reads_a_file_line_by_line_with_installed_docs(assistant: Assistan
     assert cited and cited <= set(range(1, len(result.sources) + 1)), answer
     assert not any("rewriting" in str(s["message"]) for s in result.steps), result.steps
     assert "**Warning:**" not in answer
+    if find_docs(platform.python_version())[0] is not None:  # python3-doc is installed
+        tutorial = {
+            n
+            for n, s in enumerate(result.sources, 1)
+            if s["reference"].startswith("python-docs:tutorial/inputoutput.html#methods-of")
+        }
+        assert tutorial & cited, (answer, result.sources)
 
 
 async def test_two_korean_questions_get_two_sections(assistant: Assistant) -> None:

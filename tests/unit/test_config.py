@@ -103,3 +103,17 @@ def test_bare_field_names_in_the_environment_are_someone_elses(
     monkeypatch.setenv("CODEWEAVER_TEMPERATURE", "0.7")
     assert Settings().temperature == 0.7
     assert Settings(temperature=0.2, data_dir=tmp_path).temperature == 0.2
+
+
+def test_the_knowledge_base_embedder_defaults_to_the_general_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("CODEWEAVER_KB_EMBEDDINGS", raising=False)
+    monkeypatch.setenv("CODEWEAVER_EMBEDDINGS", "use-multilingual")
+    assert Settings().kb_embedder == "use-multilingual"
+    monkeypatch.setenv("CODEWEAVER_KB_EMBEDDINGS", " multilingual-e5-small ")
+    settings = Settings()
+    assert settings.kb_embedder == "multilingual-e5-small"
+    assert settings.embedding_model == "use-multilingual"  # the cache keeps its own
+    monkeypatch.setenv("CODEWEAVER_KB_EMBEDDINGS", "  ")
+    assert Settings().kb_embedder == "use-multilingual"

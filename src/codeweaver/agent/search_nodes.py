@@ -62,11 +62,14 @@ SEARCH_NODES: dict[str, SearchNode] = {
         ),
         # Python's own prose docs (tutorial, how-tos, FAQ, reference), where installed:
         # what the docstrings of the installed docs lack (how to loop over a file's lines).
+        # Two sections at most: with five, the README question's prompt held five sections
+        # (a configparser one among them) and no room was left for `open()`'s docstring.
         SearchNode(
             "search_python_docs",
             ("python_docs",),
             "Python's own documentation (tutorial, how-tos, FAQ, library and language "
             "reference prose) for the project's Python version; input: a search query.",
+            {"debugging": 0.4, "learning": 0.4, "code_review": 0.4},
         ),
         # The docs of the JavaScript/TypeScript project's installed npm packages (README
         # sections, `.d.ts` API), skipped without node_modules. Every intent: the API of

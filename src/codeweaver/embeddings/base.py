@@ -35,6 +35,23 @@ class Embedder(Protocol):
         ...
 
 
+@runtime_checkable
+class EmbedsDocuments(Protocol):
+    """An embedder with a separate document side (E5's `passage: `), for asymmetric indexes."""
+
+    def embed_documents(self, texts: list[str]) -> Vectors:
+        """Like `Embedder.embed`, for texts that are searched rather than searched with."""
+        ...
+
+
+def embed_documents(embedder: Embedder, texts: list[str]) -> Vectors:
+    """Vectors of documents to index: the embedder's document side when it has one, else
+    `embed`. Queries against them keep `embed`."""
+    if isinstance(embedder, EmbedsDocuments):
+        return embedder.embed_documents(texts)
+    return embedder.embed(texts)
+
+
 # A factory gets the part after `kind:` (empty for plain names) and the settings.
 EmbedderFactory = Callable[[str, "Settings"], Embedder]
 

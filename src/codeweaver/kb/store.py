@@ -1,4 +1,5 @@
-"""The team knowledge base: ingest files into a vector collection, list, remove and search."""
+"""The team knowledge base: ingest files into a vector collection, list, remove and search
+(hybrid: vectors and BM25, see `codeweaver.kb.search`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from codeweaver.kb.lexical import LexicalCache, LexicalIndex
 from codeweaver.kb.report import FileResult, IndexedFile, IndexReport, KbHit
 
 if TYPE_CHECKING:
@@ -65,7 +67,7 @@ def indexed_chunk_count(settings: Settings) -> int:
     if location.folder is not None and not location.folder.exists():
         return 0  # never indexed: do not even create the folder
     # Any dimension of the configured model counts; the dimension needs the model loaded.
-    prefix = collection_prefix(PURPOSE, settings.embedding_model)
+    prefix = collection_prefix(PURPOSE, settings.kb_embedder)
     return sum(count_points(location, name) for name in list_collections(location, prefix))
 
 
@@ -97,19 +99,21 @@ def _vanished(path: str) -> str:
 
 
 class KnowledgeBase:
-    """Files chunked, embedded and stored in `kb__<model>__<dim>`."""
+    """Files chunked, embedded (the embedder's document side) and stored in
+    `kb__<model>__<dim>`; a BM25 index of the same chunks lives in memory."""
 
     def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
         self.settings = settings
         self._embedder = embedder
         self._collection: VectorCollection | None = None
+        self._lexical = LexicalCache()
 
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
             from codeweaver.embeddings import create_embedder
 
-            self._embedder = create_embedder(self.settings.embedding_model, self.settings)
+            self._embedder = create_embedder(self.settings.kb_embedder, self.settings)
         return self._embedder
 
     @property
@@ -185,10 +189,12 @@ class KnowledgeBase:
         return chunk_document(doc)
 
     def _write(self, pending: list[_Pending]) -> list[FileResult]:
+        from codeweaver.embeddings.base import embed_documents
+
         if not pending:
             return []
         texts = [f"{p.doc.title}\n\n{c.text}" for p in pending for c in p.chunks]
-        vectors = self.embedder.embed(texts)
+        vectors = embed_documents(self.embedder, texts)
         now = time.time()
         ids: list[str] = []
         payloads: list[dict[str, Any]] = []
@@ -314,21 +320,32 @@ class KnowledgeBase:
     # -- search ---------------------------------------------------------------------------
 
     def search(self, query: str, limit: int = 5) -> list[KbHit]:
-        """The `limit` chunks closest to `query` by cosine similarity."""
+        """The `limit` best chunks for `query`: dense (cosine) and BM25 candidates fused by
+        reciprocal rank (`codeweaver.kb.search`).
+
+        `KbHit.score` is the fused score over its maximum 2/(k+1), k = 60: a relevance in
+        [0, 1], 1.0 for a chunk first in both rankings, 0.5 for one first in one only.
+        """
+        from codeweaver.kb.search import hybrid_search
+
         if limit <= 0 or not query.strip():
             return []
-        vector = self.embedder.embed([query])[0]
-        hits = self.collection.query(vector, limit)
-        return [
-            KbHit(
-                path=str(h.payload.get("path", "")),
-                display_path=str(h.payload.get("display_path", "")),
-                title=str(h.payload.get("title", "")),
-                text=str(h.payload.get("text", "")),
-                chunk_index=int(h.payload.get("chunk_index", 0)),
-                start_line=int(h.payload.get("start_line", 1)),
-                page=h.payload.get("page"),
-                score=h.score,
-            )
-            for h in hits
-        ]
+        return hybrid_search(self.collection, self.embedder, self.lexical_index(), query, limit)
+
+    def lexical_index(self) -> LexicalIndex:
+        """The BM25 index of the chunks, rebuilt when the knowledge base changed.
+
+        Keyed on this process's change counter and the chunk count, so a change made by
+        another process (which the counter cannot see) is noticed when the count moves.
+        """
+        collection = self.collection
+        key = (generation(), collection.count())
+        return self._lexical.get(key, self._lexical_texts)
+
+    def _lexical_texts(self) -> tuple[list[str], list[str]]:
+        ids: list[str] = []
+        texts: list[str] = []
+        for pid, payload in self.collection.scroll(fields=["title", "text"]):
+            ids.append(pid)
+            texts.append(f"{payload.get('title', '')}\n{payload.get('text', '')}")
+        return ids, texts

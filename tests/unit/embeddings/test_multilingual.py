@@ -129,7 +129,7 @@ def test_concurrent_calls_give_the_serial_vectors(embedder: Model) -> None:
 def test_e5_passages_use_their_own_prefix() -> None:
     model = MultilingualE5Embedder()
     text = "파이썬에서 파일을 읽는 방법"
-    (query,), (passage,) = model.embed([text]), model.embed_passages([text])
+    (query,), (passage,) = model.embed([text]), model.embed_documents([text])
     assert np.isclose(np.linalg.norm(passage), 1.0, atol=1e-5)
     assert not np.allclose(query, passage) and cos(query, passage) > 0.8
 
