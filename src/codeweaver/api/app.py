@@ -12,11 +12,11 @@ import itertools
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi import Path as PathParam
@@ -123,6 +123,16 @@ Service = Annotated[ChatService, Depends(_service)]
 User = Annotated[str, Depends(_user)]
 
 
+class AppExtension(Protocol):
+    """Something served beside the API (the MCP endpoint): `install` adds its routes when
+    the app is created, `lifespan` runs while it serves, after `app.state.service` is set.
+    Extensions live in higher layers and are passed in, so this module never imports them."""
+
+    def install(self, app: FastAPI) -> None: ...
+
+    def lifespan(self, app: FastAPI) -> AbstractAsyncContextManager[None]: ...
+
+
 def _concurrency(settings: Settings) -> int:
     if settings.api_concurrency is not None:
         return settings.api_concurrency
@@ -136,6 +146,7 @@ def create_app(
     deps: Deps | None = None,
     ping_seconds: float = 15.0,
     bind_host: str = "127.0.0.1",
+    extensions: Sequence[AppExtension] = (),
 ) -> FastAPI:
     """The app for a server bound to `bind_host`; `deps` (or just `llm`) replaces what
     the settings would build (tests). Raises `TokenFileError` for a bad tokens file."""
@@ -170,7 +181,10 @@ def create_app(
             health.update(await asyncio.to_thread(_static_health, settings, built, store))
             refresher = asyncio.create_task(_refresh_sources(health, built))
             try:
-                yield
+                async with AsyncExitStack() as stack:
+                    for extension in extensions:
+                        await stack.enter_async_context(extension.lifespan(app))
+                    yield
             finally:
                 refresher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -198,6 +212,8 @@ def create_app(
     )
     app.add_middleware(SecurityHeadersMiddleware)
     app.state.tokens = tokens
+    for extension in extensions:
+        extension.install(app)
 
     async def limited(request: Request, user: User) -> None:
         who = user if tokens.required else None
