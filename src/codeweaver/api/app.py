@@ -16,23 +16,32 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from fastapi import Depends, FastAPI, HTTPException, Request, Response
 from fastapi import Path as PathParam
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, Field
 from sse_starlette import EventSourceResponse
 
-from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError, Mode
-from codeweaver.agent.librarian import MAX_STEPS
+from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
 from codeweaver.agent.runner import Assistant
 from codeweaver.api.auth import TokenTable
-from codeweaver.api.errors import install_error_handlers, json_safe
+from codeweaver.api.errors import OpenAIGuardErrors, install_error_handlers, json_safe
+from codeweaver.api.openai_compat import openai_router
 from codeweaver.api.queue import QueueFullError, RunQueue
-from codeweaver.api.rate_limit import RequestLimiter, client_address, parse_networks, rate_key
+from codeweaver.api.rate_limit import RequestLimiter, parse_networks
+from codeweaver.api.schemas import (
+    _CHAT_ERRORS,
+    SESSION_PATTERN,
+    ChatRequest,
+    FeedbackRequest,
+    Service,
+    User,
+    _errors,
+    limited,
+)
 from codeweaver.api.security import (
     BodyLimitMiddleware,
     HostCheckMiddleware,
@@ -48,7 +57,7 @@ from codeweaver.api.service import (
     TurnNotFoundError,
 )
 from codeweaver.config import Settings
-from codeweaver.memory.sessions import SESSION_ID, ThreadStore, open_thread_store
+from codeweaver.memory.sessions import ThreadStore, open_thread_store
 from codeweaver.memory.store_check import check_thread_store
 
 if TYPE_CHECKING:
@@ -59,68 +68,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
-SESSION_PATTERN = SESSION_ID.pattern
 HEALTH_REFRESH_SECONDS = 30.0
 SessionId = Annotated[str, PathParam(pattern=SESSION_PATTERN, description="A session id.")]
-
-
-class ChatRequest(BaseModel):
-    message: str = Field(description="The question.", examples=["How do I read a file?"])
-    session_id: str | None = Field(
-        default=None, pattern=SESSION_PATTERN, description="Continue this session."
-    )
-    mode: Mode = Field(
-        default="pipeline",
-        description="How to answer: `pipeline` (plan, parallel search, checked answer) or "
-        f"`librarian` (a tool-using loop of at most {MAX_STEPS} steps). Both continue the "
-        "same session.",
-    )
-
-
-class ErrorBody(BaseModel):
-    detail: str | list[dict[str, Any]] = Field(description="What was wrong.")
-
-
-_ERRORS = {
-    400: "The request could not be read.",
-    401: "A token is required and was missing or wrong.",
-    403: "Sent by a web page of another origin.",
-    404: "No such session (or it is another user's), or no such turn.",
-    413: "The body or the question is too long.",
-    421: "The Host header names a host this server does not answer for.",
-    422: "The request is not valid.",
-    429: "Over the per-minute budget; `Retry-After` says when to try again.",
-    503: "Busy, or the conversation store cannot be used; the detail says which.",
-}
-
-
-def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI `responses` for the error codes a route can answer."""
-    return {code: {"model": ErrorBody, "description": _ERRORS[code]} for code in codes}
-
-
-_CHAT_ERRORS = _errors(400, 401, 403, 404, 413, 421, 422, 429, 503)
-
-
-class FeedbackRequest(BaseModel):
-    session_id: str = Field(pattern=SESSION_PATTERN)
-    turn: int = Field(ge=1, description="The turn number from `done` or the history.")
-    rating: Literal["up", "down"]
-
-
-def _service(request: Request) -> ChatService:
-    return request.app.state.service  # type: ignore[no-any-return]
-
-
-def _user(request: Request) -> str:
-    """The request's user (401 when a token is required and not right)."""
-    tokens: TokenTable = request.app.state.tokens
-    return tokens.authenticate(request)
-
-
-# Module level: FastAPI resolves these annotations by name.
-Service = Annotated[ChatService, Depends(_service)]
-User = Annotated[str, Depends(_user)]
 
 
 class AppExtension(Protocol):
@@ -197,7 +146,8 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    # Added innermost first: a request meets the headers, Host, CORS, Origin, body limit.
+    # Added innermost first: a request meets the /v1 error shaper, the headers, Host, CORS,
+    # Origin, body limit.
     app.add_middleware(BodyLimitMiddleware, limit=settings.api_max_body)
     app.add_middleware(OriginCheckMiddleware, cors_origins=settings.cors_origin_list)
     if settings.cors_origin_list:
@@ -211,13 +161,13 @@ def create_app(
         HostCheckMiddleware, hosts=allowed_hosts(bind_host, settings.allowed_host_list)
     )
     app.add_middleware(SecurityHeadersMiddleware)
+    app.add_middleware(OpenAIGuardErrors)
     app.state.tokens = tokens
+    app.state.limiter = limiter
+    app.state.proxies = proxies
     for extension in extensions:
         extension.install(app)
-
-    async def limited(request: Request, user: User) -> None:
-        who = user if tokens.required else None
-        await limiter.check(rate_key(who, client_address(request, proxies)))
+    app.include_router(openai_router(ping_seconds))
 
     @app.get("/api/health", tags=["service"], responses=_errors(421))
     async def get_health(request: Request, chat: Service) -> dict[str, Any]:

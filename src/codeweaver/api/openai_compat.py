@@ -1,0 +1,277 @@
+"""An OpenAI-compatible Chat Completions API (`/v1/chat/completions`, `/v1/models`), so
+chat UIs with an OpenAI base URL (Open WebUI, Continue, …) can ask CodeWeaver.
+
+The model picks the mode (`codeweaver`: the pipeline, `codeweaver-librarian`: the
+librarian). The question is the last user message; system messages and sampling options
+are ignored. Streams carry the steps as `delta.reasoning_content` and the answer as
+`delta.content`, the numbered sources last. Tokens, rate limit and Host/Origin checks are
+those of `/api/chat`; errors have OpenAI's shape (see `errors.py`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, HTTPException
+from fastapi.responses import JSONResponse
+from sse_starlette import EventSourceResponse
+
+from codeweaver.agent.input_check import InvalidQuestionError
+from codeweaver.api.errors import OpenAIError, json_safe
+from codeweaver.api.openai_schemas import (
+    COMPLETION_RESPONSE,
+    MODELS,
+    ChatCompletionRequest,
+    ChatMessage,
+    UnsupportedContentError,
+    chunk,
+    completion,
+    completion_id,
+    error_event,
+    error_responses,
+    message_text,
+    model_card,
+    now,
+    sources_markdown,
+    usage_chunk,
+)
+from codeweaver.api.queue import QueueFullError, Ticket
+from codeweaver.api.schemas import Service, User, limited
+from codeweaver.api.service import (
+    ChatService,
+    ServiceEvent,
+    SessionNotFoundError,
+    StoreUnavailableError,
+    new_session_id,
+)
+from codeweaver.memory.sessions import SESSION_ID
+
+logger = logging.getLogger(__name__)
+
+SESSION_HEADER = "X-CodeWeaver-Session"
+# Chats that begin with the same question get numbered sessions; past this many the
+# next one gets a random id (it can then only be continued through the header).
+MAX_SAME_START = 16
+# How much of the first recorded answer must appear in the client's copy of it.
+FINGERPRINT_CHARS = 200
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.split())
+
+
+def conversation_key(user: str, first_question: str) -> str:
+    """A stable digest of who asks and how the chat began (whitespace-normalised)."""
+    payload = json.dumps([user, _normal(first_question)], ensure_ascii=False)
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+async def _begins_with(chat: ChatService, session_id: str, first_answer: str) -> bool:
+    """Whether the session's first recorded answer is the client's first assistant reply
+    (which holds it, then the sources list we appended)."""
+    turns = await chat.store.index.turns(session_id)
+    recorded = _normal(turns[0].answer)[:FINGERPRINT_CHARS] if turns else ""
+    return bool(recorded) and recorded in _normal(first_answer)
+
+
+async def derive_session(
+    chat: ChatService, user: str, first_question: str, first_answer: str | None
+) -> str:
+    """The session a conversation continues, from its content alone.
+
+    Chats are keyed by (user, first user message); the chats sharing a key are numbered
+    `oai-<key>-<k>`, and the first assistant reply picks among them: a request holding
+    one continues the session whose first answer it is. A request without one starts a
+    chat, so it takes the first free number. When no session matches, the request starts
+    a new session even if `messages` holds earlier turns: that history is not replayed
+    into the graph, the new session begins with this question.
+    """
+    key = conversation_key(user, first_question)
+    first_free: str | None = None
+    for number in range(MAX_SAME_START):
+        session_id = f"oai-{key}-{number}"
+        info = await chat.store.index.session(session_id)
+        if info is None:
+            first_free = first_free or session_id
+            if first_answer is None:
+                break
+        elif (
+            first_answer is not None
+            and info.owner == user
+            and await _begins_with(chat, session_id, first_answer)
+        ):
+            return session_id
+    return first_free or new_session_id()
+
+
+def _no_model(model: str) -> OpenAIError:
+    message = f"The model `{model}` does not exist; use one of {', '.join(MODELS)}."
+    return OpenAIError(404, message, param="model", code="model_not_found")
+
+
+def _question(messages: list[ChatMessage]) -> tuple[str, str, str | None]:
+    """(the question, the first user message, the first assistant reply if any)."""
+    users = [n for n, m in enumerate(messages) if m.role == "user"]
+    if not users:
+        raise OpenAIError(400, "messages must hold a message with role 'user'", param="messages")
+    try:
+        question = message_text(messages[users[-1]], strict=True)
+    except UnsupportedContentError as exc:
+        where = f"messages.{users[-1]}.content"
+        raise OpenAIError(400, str(exc), param=where, code="unsupported_content") from None
+    replies = [m for m in messages[users[0] :] if m.role == "assistant"]
+    first_answer = message_text(replies[0]) if replies else None
+    return question, message_text(messages[users[0]]), first_answer
+
+
+async def _admit(
+    chat: ChatService, body: ChatCompletionRequest, user: str, header: str | None
+) -> tuple[str, Ticket, str]:
+    """Check the model, the message and the session, then take a place in line."""
+    if body.model not in MODELS:
+        raise _no_model(body.model)
+    question, first_question, first_answer = _question(body.messages)
+    if header is not None and not SESSION_ID.match(header):
+        message = f"{SESSION_HEADER} must be 1-64 letters, digits, '-' or '_'"
+        raise OpenAIError(400, message, param=SESSION_HEADER)
+    session_id = header
+    try:
+        if session_id is None:
+            chat.writable()
+            session_id = await derive_session(chat, user, first_question, first_answer)
+        await chat.claim(session_id, user)
+        question, ticket = chat.reserve(question)
+    except InvalidQuestionError as exc:
+        raise OpenAIError(400, str(exc), param="messages", code="invalid_question") from None
+    except SessionNotFoundError:
+        raise HTTPException(404, f"no session {session_id}") from None
+    except StoreUnavailableError as exc:
+        raise HTTPException(503, str(exc)) from None
+    except QueueFullError as exc:
+        raise HTTPException(503, str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
+    return question, ticket, session_id
+
+
+def _step_text(event: ServiceEvent) -> str:
+    """One line of thinking for a step or a place in line."""
+    if event.kind == "queue":
+        return f"Waiting for a free slot (position {event.data.get('position')}).\n"
+    node = str(event.data.get("node", "")).rsplit("/", 1)[-1]
+    text = " ".join(str(event.data.get("text", "")).split())
+    mark = "⚠ " if event.data.get("error") else ""
+    return f"- {mark}{node}: {text}\n" if node else f"- {mark}{text}\n"
+
+
+def _missing_answer(streamed: str, answer: str) -> str:
+    """What the client has not seen of the recorded answer: all of it after a cache hit
+    (no tokens), the rest when the tokens were its start, else nothing (the draft the
+    client saw stands; the recorded answer is in the session's history)."""
+    if answer.startswith(streamed):
+        return answer[len(streamed) :]
+    return ""
+
+
+async def _chunks(
+    events: AsyncGenerator[ServiceEvent, None], body: ChatCompletionRequest
+) -> AsyncIterator[dict[str, str]]:
+    """The run as `chat.completion.chunk` events, then `[DONE]`."""
+    ident, created, model = completion_id(), now(), body.model
+
+    def data(payload: Mapping[str, Any]) -> dict[str, str]:
+        return {"data": json.dumps(json_safe(payload), ensure_ascii=False, default=str)}
+
+    yield data(chunk(ident, created, model, {"role": "assistant", "content": ""}))
+    streamed: list[str] = []
+    # Closed with this generator, so a client that leaves cancels the run.
+    async with contextlib.aclosing(events) as run:
+        async for event in run:
+            if event.kind == "token":
+                streamed.append(str(event.data.get("text", "")))
+                yield data(chunk(ident, created, model, {"content": streamed[-1]}))
+            elif event.kind == "error":
+                message = str(event.data.get("message", "the answer failed"))
+                yield data(error_event(message, retryable=bool(event.data.get("retryable"))))
+                return
+            elif event.kind == "done":
+                rest = _missing_answer("".join(streamed), str(event.data.get("answer", "")))
+                rest += sources_markdown(event.data.get("sources") or [])
+                if rest:
+                    yield data(chunk(ident, created, model, {"content": rest}))
+                break
+            else:
+                delta = {"reasoning_content": _step_text(event)}
+                yield data(chunk(ident, created, model, delta))
+    yield data(chunk(ident, created, model, {}, finish_reason="stop"))
+    if body.stream_options is not None and body.stream_options.include_usage:
+        yield data(usage_chunk(ident, created, model))
+    yield {"data": "[DONE]"}
+
+
+async def _answer(events: AsyncGenerator[ServiceEvent, None]) -> str:
+    """The whole answer and its sources, for a request that does not stream."""
+    # Closed explicitly, so the slot is given back as soon as the answer is done.
+    async with contextlib.aclosing(events) as run:
+        async for event in run:
+            if event.kind == "done":
+                sources = sources_markdown(event.data.get("sources") or [])
+                return str(event.data.get("answer", "")) + sources
+            if event.kind == "error":
+                message = str(event.data.get("message", "the answer failed"))
+                if event.data.get("retryable"):
+                    raise HTTPException(503, message, {"Retry-After": "10"})
+                raise HTTPException(400, message)
+    raise HTTPException(500, "the run ended without an answer")  # pragma: no cover
+
+
+def openai_router(ping_seconds: float = 15.0) -> APIRouter:
+    """The `/v1` routes; `ping_seconds` spaces the keep-alive comments of a stream."""
+    router = APIRouter(prefix="/v1", tags=["openai"])
+    created = now()
+
+    @router.get("/models", responses=error_responses(401, 421))
+    async def list_models(_user: User) -> dict[str, Any]:
+        """The models: `codeweaver` (the pipeline) and `codeweaver-librarian`."""
+        return {"object": "list", "data": [model_card(m, created) for m in MODELS]}
+
+    @router.get("/models/{model_id}", responses=error_responses(401, 404, 421))
+    async def get_model(model_id: str, _user: User) -> dict[str, Any]:
+        if model_id not in MODELS:
+            raise _no_model(model_id)
+        return model_card(model_id, created)
+
+    @router.post(
+        "/chat/completions",
+        dependencies=[Depends(limited)],
+        response_model=None,
+        responses={
+            **COMPLETION_RESPONSE,
+            **error_responses(400, 401, 403, 404, 413, 421, 429, 503),
+        },
+    )
+    async def create_chat_completion(
+        body: ChatCompletionRequest,
+        chat: Service,
+        user: User,
+        session_header: Annotated[str | None, Header(alias=SESSION_HEADER)] = None,
+    ) -> JSONResponse | EventSourceResponse:
+        """A `chat.completion`, or with `stream: true` its chunks as Server-Sent Events.
+
+        The conversation continues a CodeWeaver session: the `X-CodeWeaver-Session`
+        header names it, else it is derived from the messages (see `derive_session`);
+        the response's `X-CodeWeaver-Session` header says which.
+        """
+        question, ticket, session_id = await _admit(chat, body, user, session_header)
+        events = chat.stream(question, ticket, session_id, MODELS[body.model], user)
+        headers = {SESSION_HEADER: session_id}
+        if body.stream:
+            return EventSourceResponse(_chunks(events, body), ping=ping_seconds, headers=headers)
+        content = await _answer(events)
+        reply = completion(completion_id(), now(), body.model, content)
+        return JSONResponse(json_safe(reply), headers=headers)
+
+    return router
