@@ -299,6 +299,7 @@ def doctor(
 
 
 def _register_subcommands() -> None:
+    import codeweaver.cli.mcp_cmd  # noqa: F401  (registers `mcp`)
     from codeweaver.cli import eval_answers_cmd  # noqa: F401  (registers `eval answers`)
     from codeweaver.cli.cache_cmds import cache_app
     from codeweaver.cli.eval_cmds import eval_app

@@ -1,4 +1,5 @@
-"""`codeweaver serve`: the HTTP API, the web page and (optionally) the Gradio app."""
+"""`codeweaver serve`: the HTTP API, the web page, the MCP endpoint and (optionally) the
+Gradio app."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def serve(
         bool, typer.Option("--gradio", help="Also mount the Gradio app at /gradio.")
     ] = False,
 ) -> None:
-    """Serve the API (docs at /docs) and the web page (at /)."""
+    """Serve the API (docs at /docs), the web page (at /) and MCP (at /mcp)."""
     from codeweaver.api.auth import (
         ExposedWithoutTokenError,
         TokenFileError,
@@ -34,8 +35,10 @@ def serve(
         import uvicorn
 
         from codeweaver.api.app import create_app
+        from codeweaver.mcp_server.http import McpExtension
 
-        app = create_app(settings, bind_host=host)
+        # MCP (streamable HTTP) at /mcp, behind the same Host check and tokens as the API.
+        app = create_app(settings, bind_host=host, extensions=[McpExtension()])
         if gradio:
             from codeweaver.ui.gradio_app import GradioMissingError, mount_gradio
 

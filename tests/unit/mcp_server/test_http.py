@@ -1,0 +1,168 @@
+"""`/mcp` on a real loopback server: the SDK's streamable-HTTP client, tokens, Host check."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import TextContent
+from pydantic import SecretStr
+
+from codeweaver.api.app import create_app
+from codeweaver.api.background import serve_in_thread
+from codeweaver.mcp_server.http import McpExtension
+from tests.fakes import FakeSource, doc, make_deps
+from tests.unit.mcp_server.helpers import ANSWER, QUESTION, SCRIPT
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+HEADERS = {"Accept": "application/json, text/event-stream"}
+
+
+@contextmanager
+def serve(tmp_path: Path, **settings: Any) -> Iterator[str]:
+    deps, _ = make_deps(tmp_path, SCRIPT, sources=[FakeSource(results=[doc(1), doc(2)])])
+    deps.settings = deps.settings.model_copy(update={"api_rate_per_minute": 1000, **settings})
+    app = create_app(deps.settings, deps=deps, extensions=[McpExtension()])
+    with serve_in_thread(app) as url:
+        yield url
+
+
+@pytest.fixture
+def url(tmp_path: Path) -> Iterator[str]:
+    with serve(tmp_path) as base:
+        yield base
+
+
+def text_of(result: Any) -> str:
+    assert isinstance(result.content[0], TextContent)
+    return result.content[0].text
+
+
+async def test_the_sdk_client_lists_tools_and_asks_over_http(url: str) -> None:
+    seen: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(message or "")
+
+    async with Client(f"{url}/mcp", mode="legacy") as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"ask", "search_docs", "search_github", "search_code"} <= names
+        result = await client.call_tool(
+            "ask", {"question": QUESTION}, progress_callback=on_progress
+        )
+        docs = await client.call_tool("search_docs", {"query": "open a file"})
+    assert not result.is_error and text_of(result).startswith(ANSWER)
+    assert "[1] doc 1 — https://docs.example/1 (installed_docs)" in text_of(result)
+    assert any(m.startswith("act search_official_docs") for m in seen)
+    assert text_of(docs).startswith("[1] doc 1 (installed_docs)\nurl: https://docs.example/1")
+    # The API still answers beside it.
+    assert httpx.get(f"{url}/api/health").json()["status"] == "ok"
+
+
+async def test_the_default_auto_mode_works_too(url: str) -> None:
+    async with Client(f"{url}/mcp") as client:
+        result = await client.call_tool("search_docs", {"query": "open a file"})
+    assert not result.is_error and "reference: python:doc1@3.11" in text_of(result)
+
+
+def test_a_foreign_host_name_is_refused(url: str) -> None:
+    answer = httpx.post(
+        f"{url}/mcp", json=INITIALIZE, headers={**HEADERS, "Host": "attacker.example"}
+    )
+    assert answer.status_code == 421
+    page = httpx.post(
+        f"{url}/mcp", json=INITIALIZE, headers={**HEADERS, "Origin": "https://evil.example"}
+    )
+    assert page.status_code == 403
+
+
+async def test_tokens_guard_mcp_like_the_api(tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens"
+    tokens.write_text("alice alice-token-0123456789\n")
+    with serve(tmp_path, api_token=SecretStr("s3cret-token"), api_tokens_file=tokens) as url:
+        for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "s3cret-token"}):
+            refused = httpx.post(f"{url}/mcp", json=INITIALIZE, headers={**HEADERS, **headers})
+            assert refused.status_code == 401
+            assert refused.headers["www-authenticate"] == "Bearer"
+            assert refused.json() == {"detail": "missing or wrong bearer token"}
+        with pytest.raises(Exception):  # noqa: B017 - the SDK reports the 401 its own way
+            async with Client(f"{url}/mcp", mode="legacy") as client:
+                await client.list_tools()
+
+        bearer = {"Authorization": "Bearer alice-token-0123456789"}
+        async with (
+            httpx2.AsyncClient(headers=bearer, timeout=30) as http,
+            Client(streamable_http_client(f"{url}/mcp", http_client=http), mode="legacy") as client,
+        ):
+            result = await client.call_tool("ask", {"question": QUESTION})
+        assert not result.is_error
+        session = text_of(result).split("Session: ", 1)[1].split()[0]
+        # The session belongs to the token's user, as through the API.
+        mine = httpx.get(f"{url}/api/sessions", headers=bearer).json()
+        theirs = httpx.get(
+            f"{url}/api/sessions", headers={"Authorization": "Bearer s3cret-token"}
+        ).json()
+        assert [s["id"] for s in mine] == [session]
+        assert theirs == []
+
+        # An MCP session opened with alice's token is not served to another token.
+        opened = httpx.post(f"{url}/mcp", json=INITIALIZE, headers={**HEADERS, **bearer})
+        assert opened.status_code == 200
+        ids = {
+            "mcp-session-id": opened.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-06-18",
+        }
+        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        other = {"Authorization": "Bearer s3cret-token"}
+        stolen = httpx.post(f"{url}/mcp", json=listing, headers={**HEADERS, **ids, **other})
+        assert stolen.status_code == 404
+        own = httpx.post(f"{url}/mcp", json=listing, headers={**HEADERS, **ids, **bearer})
+        assert own.status_code == 200 and '"search_docs"' in own.text
+
+
+def test_codeweaver_serve_mounts_mcp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from codeweaver.cli.app import app as cli
+
+    served: list[Any] = []
+    monkeypatch.setenv("CODEWEAVER_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("CODEWEAVER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CODEWEAVER_MODEL", "scripted:echo")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("uvicorn.run", lambda app, **_: served.append(app))
+    result = CliRunner().invoke(cli, ["serve"])
+    assert result.exit_code == 0, result.output
+    paths = {getattr(route, "path", None) for route in served[0].routes}
+    assert {"/mcp", "/api/chat"} <= paths
+
+
+async def test_asking_over_http_spends_the_apis_per_minute_budget(tmp_path: Path) -> None:
+    with serve(tmp_path, api_rate_per_minute=2) as base:
+        async with Client(f"{base}/mcp", mode="legacy") as client:
+            first = await client.call_tool("ask", {"question": QUESTION})
+            # The same client's second request of the minute goes through the API...
+            api = httpx.post(f"{base}/api/chat", json={"message": QUESTION}, timeout=30)
+            # ... so the third, an MCP `ask`, is over the budget of 2.
+            third = await client.call_tool("ask", {"question": QUESTION})
+            searched = await client.call_tool("search_docs", {"query": "open a file"})
+    assert not first.is_error and api.status_code == 200
+    assert third.is_error
+    assert "too many requests: the limit is 2 per minute; try again in" in text_of(third)
+    assert not searched.is_error  # searches cost no model time and are not counted
