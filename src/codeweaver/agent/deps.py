@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
 from collections.abc import Mapping
@@ -52,6 +53,11 @@ class Deps:
             reasons.append(f"{name}: {status.reason or status.state}")
         return None, "; ".join(reasons) or "no source configured"
 
+    async def asource_for(self, node: str) -> tuple[Source | None, str]:
+        """`source_for` off the event loop: a source's status may touch the disk (an index
+        folder, the project's interpreter), which blocks an async server's loop."""
+        return await asyncio.to_thread(self.source_for, node)
+
     def result_limit(self, node: str, intent: Intent) -> int:
         row = SEARCH_NODES.get(node)
         factor = row.share_for(intent) if row else 1.0
@@ -73,6 +79,10 @@ class Deps:
             name = source.name if source else None
             plan.append(PlannedSearch(node, name, limit, "" if source else why_not))
         return plan
+
+    async def asearch_plan(self, intent: Intent) -> list[PlannedSearch]:
+        """`search_plan` off the event loop (see `asource_for`)."""
+        return await asyncio.to_thread(self.search_plan, intent)
 
 
 def label_steps(state: Mapping[str, Any], update: dict[str, Any]) -> dict[str, Any]:

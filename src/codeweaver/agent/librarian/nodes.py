@@ -6,6 +6,7 @@ The step limit reaches `librarian_start` and `librarian_agent` as a keyword boun
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any, Literal
 
@@ -37,7 +38,8 @@ async def librarian_start(
 ) -> dict[str, Any]:
     """A new turn: clear what the thread's previous turn (of either mode) left."""
     question = state["question"]
-    names = ", ".join([*build_tools(deps), ANSWER])
+    # Off the loop: whether a source can run may touch the disk (see `Deps.asource_for`).
+    names = ", ".join([*await asyncio.to_thread(build_tools, deps), ANSWER])
     note = f"librarian: up to {max_steps} steps with {names}"
     return {
         **new_turn(step("librarian_start", "think", note)),
@@ -64,7 +66,7 @@ async def librarian_agent(
             "librarian_action": _TO_ANSWER,
             "intermediate_steps": [step("librarian_agent", "think", why, limit=taken)],
         }
-    tools = build_tools(deps)
+    tools = await asyncio.to_thread(build_tools, deps)
     listing = [(t.name, t.description) for t in tools.values()]
     listing.append((ANSWER, librarian_prompts.LIBRARIAN_TOOL_HELP[ANSWER]))
     scratchpad = list(state.get("librarian_scratchpad") or [])
@@ -135,7 +137,7 @@ async def librarian_tools(state: LibrarianState, deps: Deps) -> dict[str, Any]:
     """Run the chosen tool; whatever happens becomes the observation of this step."""
     action = state.get("librarian_action") or {}
     requested, text = action.get("tool", ""), action.get("input", "")
-    registry = build_tools(deps)
+    registry = await asyncio.to_thread(build_tools, deps)
     name = resolve(requested, registry)
     if name is None:
         names = ", ".join([*registry, ANSWER])

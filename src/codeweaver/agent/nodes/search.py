@@ -54,11 +54,11 @@ async def predict_intent(llm: BaseChatModel, question: str) -> Structured[Intent
     )
 
 
-def skipped_steps(deps: Deps, intent: Intent) -> list[Step]:
+async def skipped_steps(deps: Deps, intent: Intent) -> list[Step]:
     """A step per search node that will not run, saying why."""
     return [
         step(p.node, "observe", f"skipped: {p.skip_reason}")
-        for p in deps.search_plan(intent)
+        for p in await deps.asearch_plan(intent)
         if p.source is None
     ]
 
@@ -69,10 +69,11 @@ async def classify_intent(state: GraphState, deps: Deps) -> dict[str, Any]:
         # Refinement changes the query, not what the user wants.
         intent = state["intent"]
         steps = [step("classify_intent", "think", f"{intent} (kept); query: {query}")]
-        return {"search_query": query, "intermediate_steps": steps + skipped_steps(deps, intent)}
+        skipped = await skipped_steps(deps, intent)
+        return {"search_query": query, "intermediate_steps": steps + skipped}
     intent = rule_intent(state.get("question", ""))
     steps = [step("classify_intent", "think", f"{intent} (rules)")]
-    steps += skipped_steps(deps, intent)
+    steps += await skipped_steps(deps, intent)
     return {"intent": intent, "search_query": query, "intermediate_steps": steps}
 
 
@@ -116,7 +117,7 @@ def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[
         return label_steps(task, await _search(task))
 
     async def _search(task: SearchTask) -> dict[str, Any]:
-        source, why_not = deps.source_for(node)
+        source, why_not = await deps.asource_for(node)
         if source is None:
             return {
                 "search_results": [],
@@ -187,7 +188,7 @@ async def collect_results(state: GraphState, deps: Deps) -> dict[str, Any]:
     if fallback == "pending":
         fallback = "done"  # the web has answered (or failed): once per question
     elif fallback == "none" and len(unique) < MIN_DOCUMENTS:
-        source, why_not = deps.source_for(FALLBACK_NODE)
+        source, why_not = await deps.asource_for(FALLBACK_NODE)
         if source is not None:
             fallback = "pending"
             steps.append(step("collect_results", "think", "too few documents: searching the web"))
