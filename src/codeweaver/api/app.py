@@ -30,7 +30,7 @@ from codeweaver.agent.runner import Assistant
 from codeweaver.api.auth import TokenTable
 from codeweaver.api.errors import OpenAIGuardErrors, install_error_handlers, json_safe
 from codeweaver.api.openai_compat import openai_router
-from codeweaver.api.queue import QueueFullError, RunQueue
+from codeweaver.api.queue import QueueFullError, queue_for
 from codeweaver.api.rate_limit import RequestLimiter, parse_networks
 from codeweaver.api.schemas import (
     _CHAT_ERRORS,
@@ -82,12 +82,6 @@ class AppExtension(Protocol):
     def lifespan(self, app: FastAPI) -> AbstractAsyncContextManager[None]: ...
 
 
-def _concurrency(settings: Settings) -> int:
-    if settings.api_concurrency is not None:
-        return settings.api_concurrency
-    return 1 if settings.provider == "local" else 8
-
-
 def create_app(
     settings: Settings | None = None,
     *,
@@ -123,7 +117,7 @@ def create_app(
             for problem in problems:
                 logger.warning("source preparation: %s", problem)
             assistant = Assistant(built, checkpointer=store.checkpointer)
-            queue = RunQueue(_concurrency(settings), settings.api_queue)
+            queue = queue_for(settings)
             app.state.service = ChatService(
                 assistant, store, queue, store_problem.reason if store_problem else None
             )

@@ -21,7 +21,10 @@ import math
 import time
 import weakref
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from codeweaver.config import Settings
 
 logger = logging.getLogger(__name__)
 
@@ -222,3 +225,16 @@ class RunQueue:
                 continue  # cancelled; its `acquire` cleans up
             self._grant(number)
             waiter.set_result(None)
+
+
+def run_slots(settings: Settings) -> int:
+    """Answers computed at once: the setting, else one for a local model (llama.cpp
+    uses every core for one answer) and eight for a remote one."""
+    if settings.api_concurrency is not None:
+        return settings.api_concurrency
+    return 1 if settings.provider == "local" else 8
+
+
+def queue_for(settings: Settings) -> RunQueue:
+    """The run queue the settings describe (slots and waiting places)."""
+    return RunQueue(run_slots(settings), settings.api_queue)

@@ -47,19 +47,12 @@ class _Starting:
             raise ToolError(f"CodeWeaver could not start: {exc}") from None
 
 
-def _concurrency(settings: Settings) -> int:
-    # As `codeweaver serve`: a local model answers one question at a time.
-    if settings.api_concurrency is not None:
-        return settings.api_concurrency
-    return 1 if settings.provider == "local" else 8
-
-
 async def start_service(
     settings: Settings, store: ThreadStore, llm: BaseChatModel | None = None
 ) -> ChatService:
     """What `create_app`'s lifespan builds: deps, prepared sources, assistant, queue."""
     from codeweaver.agent.runner import Assistant
-    from codeweaver.api.queue import RunQueue
+    from codeweaver.api.queue import queue_for
     from codeweaver.api.service import ChatService
     from codeweaver.factory import build_deps, prepare_sources
     from codeweaver.memory.store_check import check_thread_store
@@ -71,7 +64,7 @@ async def start_service(
     for message in await asyncio.to_thread(prepare_sources, deps):
         logger.warning("source preparation: %s", message)
     assistant = Assistant(deps, checkpointer=store.checkpointer)
-    queue = RunQueue(_concurrency(settings), settings.api_queue)
+    queue = queue_for(settings)
     logger.info("CodeWeaver is ready (model %s)", settings.model)
     return ChatService(assistant, store, queue, problem.reason if problem else None)
 
