@@ -8,21 +8,26 @@ writes `.tmp-*` and is renamed into place, an index it replaces is moved to `.ol
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
 import shutil
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from codeweaver.words import stem_for_doc_search
 from codeweaver.words.patterns import DOC_SEARCH_PIECE, DOC_SEARCH_WORD
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+B = TypeVar("B")
 
 # The folders an index directory's own builds leave; anything else (project environments,
 # a parse cache) belongs to someone else and is never removed.
@@ -40,6 +45,37 @@ def replace_index(tmp: Path, final: Path) -> None:
     os.replace(tmp, final)
     if trash is not None:
         shutil.rmtree(trash, ignore_errors=True)
+
+
+def open_or_build(
+    index_dir: Path,
+    fingerprint: str,
+    *,
+    manifest: str,
+    load: Callable[[Path], T],
+    build: Callable[[Path], B],
+    load_error: type[Exception],
+    what: str,
+) -> tuple[T, B | None]:
+    """The index of `fingerprint` under `index_dir`: loaded when a complete one is there,
+    else built by `build(tmp)` into a `.tmp-*` folder, moved into place and loaded, the
+    older indexes removed. Returns (index, what `build` returned, or None when loaded)."""
+    final = index_dir / fingerprint[:32]
+    if (final / manifest).exists():
+        try:
+            return load(final), None
+        except load_error as exc:
+            logger.warning("rebuilding the %s index: %s", what, exc)
+    index_dir.mkdir(parents=True, exist_ok=True)
+    tmp = index_dir / f".tmp-{fingerprint[:12]}-{uuid.uuid4().hex[:8]}"
+    try:
+        built = build(tmp)
+        replace_index(tmp, final)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    remove_other_indexes(index_dir, keep=final.name)
+    return load(final), built
 
 
 def remove_other_indexes(index_dir: Path, keep: str) -> None:

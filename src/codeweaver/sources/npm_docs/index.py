@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import time
-import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,8 +31,7 @@ import bm25s
 
 from codeweaver.sources.index_files import (
     PrecisionFirstBm25,
-    remove_other_indexes,
-    replace_index,
+    open_or_build,
 )
 from codeweaver.sources.npm_docs.collect import collect
 from codeweaver.sources.npm_docs.model import (
@@ -206,21 +203,17 @@ def open_index(
     progress: ProgressCallback | None = None,
 ) -> NpmIndex:
     """The cached index of `fingerprint`, built first when missing or unreadable."""
-    final = index_dir / fingerprint[:32]
-    if (final / MANIFEST).exists():
-        try:
-            return load_index(final, fingerprint)
-        except IndexLoadError as exc:
-            logger.warning("rebuilding the npm docs index: %s", exc)
-    index_dir.mkdir(parents=True, exist_ok=True)
-    tmp = index_dir / f".tmp-{fingerprint[:12]}-{uuid.uuid4().hex[:8]}"
-    try:
-        info = build_index(packages, node_modules, options, tmp, fingerprint, progress)
-        replace_index(tmp, final)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    remove_other_indexes(index_dir, keep=final.name)
-    loaded = load_index(final, fingerprint)
-    loaded.info = IndexInfo(fingerprint, info.entry_count, info.built_at, final, info.seconds)
+    loaded, built = open_or_build(
+        index_dir,
+        fingerprint,
+        manifest=MANIFEST,
+        load=lambda path: load_index(path, fingerprint),
+        build=lambda tmp: build_index(packages, node_modules, options, tmp, fingerprint, progress),
+        load_error=IndexLoadError,
+        what="npm docs",
+    )
+    if built is not None:
+        loaded.info = IndexInfo(
+            fingerprint, built.entry_count, built.built_at, loaded.info.path, built.seconds
+        )
     return loaded

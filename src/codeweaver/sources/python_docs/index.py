@@ -16,9 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import shutil
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,8 +28,7 @@ import bm25s
 from codeweaver.sources.index_files import (
     PrecisionFirstBm25,
     doc_words,
-    remove_other_indexes,
-    replace_index,
+    open_or_build,
 )
 from codeweaver.sources.python_docs.sections import (
     MAX_TEXT_CHARS,
@@ -218,23 +215,17 @@ def open_index(
 ) -> PythonDocsIndex:
     """The cached index of the docs in `html_dir`, built first when missing or stale."""
     fingerprint = compute_fingerprint(html_dir, version)
-    final = index_dir / fingerprint[:32]
-    if (final / MANIFEST).exists():
-        try:
-            return load_index(final, fingerprint)
-        except IndexLoadError as exc:
-            logger.warning("rebuilding the Python docs index: %s", exc)
-    index_dir.mkdir(parents=True, exist_ok=True)
-    tmp = index_dir / f".tmp-{fingerprint[:12]}-{uuid.uuid4().hex[:8]}"
-    try:
-        built = build_index(html_dir, version, tmp, fingerprint, progress)
-        replace_index(tmp, final)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    remove_other_indexes(index_dir, keep=final.name)
-    loaded = load_index(final, fingerprint)
-    loaded.info = IndexInfo(
-        fingerprint, built.section_count, version, html_dir, built.built_at, built.seconds
+    loaded, built = open_or_build(
+        index_dir,
+        fingerprint,
+        manifest=MANIFEST,
+        load=lambda path: load_index(path, fingerprint),
+        build=lambda tmp: build_index(html_dir, version, tmp, fingerprint, progress),
+        load_error=IndexLoadError,
+        what="Python docs",
     )
+    if built is not None:
+        loaded.info = IndexInfo(
+            fingerprint, built.section_count, version, html_dir, built.built_at, built.seconds
+        )
     return loaded
