@@ -191,6 +191,12 @@ class Settings(BaseSettings):
     openai_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("OPENAI_API_KEY")
     )
+    openai_base_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("OPENAI_BASE_URL"),
+        description="An OpenAI-compatible server for `openai:` models (`codeweaver model "
+        "serve`, vLLM, Ollama, LM Studio); no key needed when it asks for none.",
+    )
     anthropic_api_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("ANTHROPIC_API_KEY")
     )
@@ -202,6 +208,28 @@ class Settings(BaseSettings):
     )
     stackexchange_key: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("STACKEXCHANGE_KEY")
+    )
+    model_server_key: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("CODEWEAVER_MODEL_SERVER_KEY"),
+        description="The key `codeweaver model serve` requires of its clients (their "
+        "OPENAI_API_KEY); mandatory, 16+ characters, off loopback.",
+    )
+    vector_store: str = Field(
+        default="qdrant",
+        validation_alias=AliasChoices("CODEWEAVER_VECTOR_STORE"),
+        description="Where the cache's and the knowledge base's vectors live: `qdrant` "
+        "(a local folder, or QDRANT_URL) or `milvus` (Milvus Lite in a local file, or "
+        "MILVUS_URI).",
+    )
+    milvus_uri: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("MILVUS_URI"),
+        description="A Milvus server (`http://host:19530`), Zilliz Cloud, or a Milvus Lite "
+        "`.db` file; default: a Milvus Lite file in the data folder.",
+    )
+    milvus_token: SecretStr | None = Field(
+        default=None, validation_alias=AliasChoices("MILVUS_TOKEN")
     )
     qdrant_url: str | None = Field(default=None, validation_alias=AliasChoices("QDRANT_URL"))
     qdrant_api_key: SecretStr | None = Field(
@@ -236,7 +264,8 @@ class Settings(BaseSettings):
     redis_url: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices("CODEWEAVER_REDIS_URL"),
-        description="Redis shared by several server processes (one rate-limit budget).",
+        description="Redis shared by several server processes: one rate-limit budget and "
+        "one set of run slots.",
     )
     cors_origins: str = Field(
         default="",
@@ -337,6 +366,10 @@ class Settings(BaseSettings):
         return self.data_dir / "qdrant"
 
     @property
+    def milvus_lite_path(self) -> Path:
+        return self.data_dir / "milvus.db"
+
+    @property
     def models_dir(self) -> Path:
         return self.cache_dir / "models"
 
@@ -358,6 +391,8 @@ class Settings(BaseSettings):
             "github_token",
             "stackexchange_key",
             "qdrant_api_key",
+            "milvus_token",
+            "model_server_key",
             "database_url",
             "langchain_api_key",
             "api_token",

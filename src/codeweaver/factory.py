@@ -40,10 +40,10 @@ def build_cache(settings: Settings) -> AnswerCache:
     if settings.cache_mode == "semantic":
         from codeweaver.embeddings import create_embedder
         from codeweaver.memory.semantic_cache import SemanticAnswerCache
-        from codeweaver.memory.vectors import VectorCollection
+        from codeweaver.memory.vector_store import open_collection
 
         embedder = create_embedder(settings.embedding_model, settings)
-        collection = VectorCollection.open(
+        collection = open_collection(
             settings, "cache", embedder.name, embedder.dimension, keyword_fields=["key"]
         )
         return SemanticAnswerCache(

@@ -52,10 +52,9 @@ def _model_report(settings: Settings) -> dict[str, Any]:
 
 def _stores(settings: Settings) -> dict[str, str]:
     """Where each store lives, as the service would open it (never a secret)."""
-    from codeweaver.memory.store_clients import StoreLocation
+    from codeweaver.memory.vector_store import store_description
 
-    vectors = StoreLocation.from_settings(settings)
-    where = f"qdrant {'folder' if vectors.local else 'server'} {vectors.describe()}"
+    where = store_description(settings)
     if not settings.cache_enabled:
         cache = "disabled"
     elif settings.cache_mode == "semantic":

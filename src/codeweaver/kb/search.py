@@ -17,7 +17,7 @@ from codeweaver.kb.report import KbHit
 if TYPE_CHECKING:
     from codeweaver.embeddings.base import Embedder
     from codeweaver.kb.lexical import LexicalIndex
-    from codeweaver.memory.vectors import VectorCollection
+    from codeweaver.memory.vector_store import VectorCollection
 
 RRF_K = 60
 
@@ -99,11 +99,7 @@ def _payloads(collection: VectorCollection, ids: list[str]) -> dict[str, dict[st
     """Payloads of the lexical-only hits, read by id (missing points are left out)."""
     if not ids:
         return {}
-    from codeweaver.memory.store_clients import using
-
-    with using(collection.location) as client:
-        records = client.retrieve(collection.name, ids=ids, with_payload=True, with_vectors=False)
-    return {str(r.id): dict(r.payload or {}) for r in records}
+    return collection.retrieve(ids)
 
 
 def _hit(payload: dict[str, Any], fused: Fused) -> KbHit:

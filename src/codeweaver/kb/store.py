@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from codeweaver.embeddings.base import Embedder
     from codeweaver.kb.chunking import Chunk
     from codeweaver.kb.loaders import Document
-    from codeweaver.memory.vectors import VectorCollection
+    from codeweaver.memory.vector_store import VectorCollection
 
 Progress = Callable[[str, int, int], None]  # (phase, done, total)
 
@@ -54,21 +54,13 @@ def point_id(path: str, sha256: str, index: int) -> str:
 def indexed_chunk_count(settings: Settings) -> int:
     """Chunks stored for the configured embedding model, without loading the model.
 
-    Raises `VectorStoreLockedError` when another process holds the local store.
+    Raises `VectorStoreError` (`VectorStoreLockedError`) when the store cannot be used,
+    e.g. another process holds the local store. A local store never created stays so.
     """
-    from codeweaver.memory.store_clients import StoreLocation
-    from codeweaver.memory.vectors import (
-        collection_prefix,
-        count_points,
-        list_collections,
-    )
+    from codeweaver.memory.vector_store import collection_prefix, count_store_points
 
-    location = StoreLocation.from_settings(settings)
-    if location.folder is not None and not location.folder.exists():
-        return 0  # never indexed: do not even create the folder
     # Any dimension of the configured model counts; the dimension needs the model loaded.
-    prefix = collection_prefix(PURPOSE, settings.kb_embedder)
-    return sum(count_points(location, name) for name in list_collections(location, prefix))
+    return count_store_points(settings, collection_prefix(PURPOSE, settings.kb_embedder))
 
 
 @dataclass
@@ -119,10 +111,10 @@ class KnowledgeBase:
     @property
     def collection(self) -> VectorCollection:
         if self._collection is None:
-            from codeweaver.memory.vectors import VectorCollection
+            from codeweaver.memory.vector_store import open_collection
 
             embedder = self.embedder
-            self._collection = VectorCollection.open(
+            self._collection = open_collection(
                 self.settings, PURPOSE, embedder.name, embedder.dimension, KEYWORD_FIELDS
             )
         return self._collection

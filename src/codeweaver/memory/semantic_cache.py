@@ -18,7 +18,7 @@ from typing import Any
 
 from codeweaver.embeddings.base import Embedder
 from codeweaver.memory.cache import CacheEntry, CacheStats, normalise_question
-from codeweaver.memory.vectors import VectorCollection
+from codeweaver.memory.vector_store import VectorCollection
 from codeweaver.memory.verify import Verdict, content_size, same_question
 from codeweaver.vocabulary import SearchResult
 
@@ -160,7 +160,7 @@ class SemanticAnswerCache:
             payloads = [p for _, p in self.collection.scroll(fields=["hits"])]
         hits = sum(int(p.get("hits", 0)) for p in payloads)
         return CacheStats(
-            len(payloads), hits, f"{self.collection.location.describe()} ({self.collection.name})"
+            len(payloads), hits, f"{self.collection.describe()} ({self.collection.name})"
         )
 
     def clear(self) -> int:

@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+# Defined with the backend interface; imported from here by older code.
+from codeweaver.memory.vector_store import VectorStoreError as VectorStoreError
+
 if TYPE_CHECKING:
     from qdrant_client import QdrantClient
 
@@ -33,10 +36,6 @@ _HOLDER_FILE = ".codeweaver-holder"
 _QDRANT_LOCK_FILE = ".lock"
 _POLL_SECONDS = 0.05
 _WATCH_SECONDS = 0.1
-
-
-class VectorStoreError(RuntimeError):
-    """The vector store cannot be opened or used."""
 
 
 class VectorStoreLockedError(VectorStoreError):

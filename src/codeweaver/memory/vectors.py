@@ -1,226 +1,25 @@
-"""A thin layer over qdrant-client: one cosine collection per purpose, model and dimension.
+"""Former home of the Qdrant layer, kept so existing imports work.
 
-Local mode (the default) stores vectors under `Settings.qdrant_path`; clients and the
-handing of a local folder between processes are in `memory.store_clients`. With
-`QDRANT_URL` set, a Qdrant server is used.
+`VectorCollection` here is the Qdrant collection class (`QdrantCollection`). New code opens
+collections with `codeweaver.memory.vector_store.open_collection`, which honours
+`CODEWEAVER_VECTOR_STORE`, and annotates with `vector_store.VectorCollection`.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from codeweaver.memory.qdrant_store import QdrantCollection, count_points, list_collections
+from codeweaver.memory.vector_store import Hit, Payload, Where, collection_name, collection_prefix
 
-import numpy as np
-from numpy.typing import NDArray
+VectorCollection = QdrantCollection
 
-from codeweaver.memory.store_clients import StoreLocation, shared_client, using
-
-if TYPE_CHECKING:
-    from qdrant_client.http import models
-
-    from codeweaver.config import Settings
-
-Payload = dict[str, Any]
-# Filters are plain mappings: field -> value (match) or field -> list of values (any of).
-Where = Mapping[str, Any]
-
-
-def collection_name(purpose: str, model: str, dimension: int) -> str:
-    """`kb__minilm__384`: switching models or dimensions never mixes vectors."""
-    return f"{_slug(purpose)}__{_slug(model)}__{int(dimension)}"
-
-
-def collection_prefix(purpose: str, model: str) -> str:
-    """The common start of `collection_name(purpose, model, dimension)` for any dimension."""
-    return f"{_slug(purpose)}__{_slug(model)}__"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9._-]+", "-", text.strip().lower()).strip("-") or "default"
-
-
-@dataclass(frozen=True)
-class Hit:
-    id: str
-    score: float
-    payload: Payload
-
-
-class VectorCollection:
-    """One cosine-distance collection of a fixed dimension."""
-
-    def __init__(
-        self,
-        location: StoreLocation,
-        name: str,
-        dimension: int,
-        keyword_fields: Sequence[str] = (),
-    ) -> None:
-        self.location = location
-        self.name = name
-        self.dimension = dimension
-        self.keyword_fields = tuple(keyword_fields)
-        shared_client(location)  # fail now (e.g. locked for good), not on first use
-
-    @classmethod
-    def open(
-        cls,
-        settings: Settings,
-        purpose: str,
-        model: str,
-        dimension: int,
-        keyword_fields: Sequence[str] = (),
-    ) -> VectorCollection:
-        return cls(
-            StoreLocation.from_settings(settings),
-            collection_name(purpose, model, dimension),
-            dimension,
-            keyword_fields,
-        )
-
-    def exists(self) -> bool:
-        with using(self.location) as client:
-            return bool(client.collection_exists(self.name))
-
-    def ensure(self) -> None:
-        """Create the collection (and, on a server, its payload indexes) if missing."""
-        from qdrant_client.http import models
-
-        with using(self.location) as client:
-            if client.collection_exists(self.name):
-                return
-            client.create_collection(
-                self.name,
-                vectors_config=models.VectorParams(
-                    size=self.dimension, distance=models.Distance.COSINE
-                ),
-            )
-            # Local mode ignores payload indexes (and warns); a server uses them for filters.
-            if not self.location.local:
-                for name in self.keyword_fields:
-                    client.create_payload_index(
-                        self.name, name, field_schema=models.PayloadSchemaType.KEYWORD
-                    )
-
-    def upsert(
-        self, ids: Sequence[str], vectors: NDArray[np.float32], payloads: Sequence[Payload]
-    ) -> None:
-        from qdrant_client.http import models
-
-        if not (len(ids) == len(vectors) == len(payloads)):
-            raise ValueError("ids, vectors and payloads must have the same length")
-        if len(ids) == 0:
-            return
-        if vectors.shape[1] != self.dimension:
-            raise ValueError(
-                f"vectors have {vectors.shape[1]} dimensions, expected {self.dimension}"
-            )
-        self.ensure()
-        points = [
-            models.PointStruct(id=pid, vector=vector.tolist(), payload=payload)
-            for pid, vector, payload in zip(ids, vectors, payloads, strict=True)
-        ]
-        with using(self.location) as client:
-            client.upsert(self.name, points=points, wait=True)
-
-    def query(
-        self, vector: NDArray[np.float32], limit: int, where: Where | None = None
-    ) -> list[Hit]:
-        if not self.exists():
-            return []
-        with using(self.location) as client:
-            response = client.query_points(
-                self.name,
-                query=vector.astype(np.float32).tolist(),
-                query_filter=_filter(where),
-                limit=limit,
-                with_payload=True,
-            )
-        return [Hit(str(p.id), float(p.score), dict(p.payload or {})) for p in response.points]
-
-    def delete(self, where: Where) -> None:
-        """Delete the points matching `where` (never everything: `where` must be non-empty)."""
-        from qdrant_client.http import models
-
-        flt = _filter(where)
-        if flt is None:
-            raise ValueError("refusing to delete without a filter")
-        if not self.exists():
-            return
-        with using(self.location) as client:
-            client.delete(self.name, points_selector=models.FilterSelector(filter=flt), wait=True)
-
-    def delete_ids(self, ids: Sequence[str]) -> None:
-        from qdrant_client.http import models
-
-        if not ids or not self.exists():
-            return
-        with using(self.location) as client:
-            client.delete(
-                self.name, points_selector=models.PointIdsList(points=list(ids)), wait=True
-            )
-
-    def set_payload(self, ids: Sequence[str], payload: Payload) -> None:
-        """Merge `payload` into the given points' payloads (points gone meanwhile are skipped)."""
-        if not ids or not self.exists():
-            return
-        with using(self.location) as client:
-            client.set_payload(self.name, payload=payload, points=list(ids))
-
-    def count(self, where: Where | None = None) -> int:
-        if not self.exists():
-            return 0
-        with using(self.location) as client:
-            return int(client.count(self.name, count_filter=_filter(where), exact=True).count)
-
-    def scroll(
-        self, where: Where | None = None, fields: Sequence[str] | None = None, page: int = 1024
-    ) -> Iterator[tuple[str, Payload]]:
-        """Every matching point's id and payload (only `fields` when given), page by page."""
-        if not self.exists():
-            return
-        offset: Any = None
-        selector: bool | list[str] = list(fields) if fields is not None else True
-        while True:
-            with using(self.location) as client:
-                records, offset = client.scroll(
-                    self.name,
-                    scroll_filter=_filter(where),
-                    limit=page,
-                    offset=offset,
-                    with_payload=selector,
-                    with_vectors=False,
-                )
-            for record in records:
-                yield str(record.id), dict(record.payload or {})
-            if offset is None:
-                return
-
-
-def list_collections(location: StoreLocation, prefix: str = "") -> list[str]:
-    with using(location) as client:
-        names = [c.name for c in client.get_collections().collections]
-    return sorted(n for n in names if n.startswith(prefix))
-
-
-def count_points(location: StoreLocation, name: str) -> int:
-    with using(location) as client:
-        if not client.collection_exists(name):
-            return 0
-        return int(client.count(name, exact=True).count)
-
-
-def _filter(where: Where | None) -> models.Filter | None:
-    from qdrant_client.http import models
-
-    if not where:
-        return None
-    must: list[models.Condition] = []
-    for key, value in where.items():
-        if isinstance(value, list | tuple | set | frozenset):
-            must.append(models.FieldCondition(key=key, match=models.MatchAny(any=list(value))))
-        else:
-            must.append(models.FieldCondition(key=key, match=models.MatchValue(value=value)))
-    return models.Filter(must=must)
+__all__ = [
+    "Hit",
+    "Payload",
+    "QdrantCollection",
+    "VectorCollection",
+    "Where",
+    "collection_name",
+    "collection_prefix",
+    "count_points",
+    "list_collections",
+]
