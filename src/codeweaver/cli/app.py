@@ -304,12 +304,14 @@ def _register_subcommands() -> None:
     from codeweaver.cli.cache_cmds import cache_app
     from codeweaver.cli.eval_cmds import eval_app
     from codeweaver.cli.index_cmds import index_app
+    from codeweaver.cli.model_cmd import model_app
     from codeweaver.cli.serve_cmd import serve
 
     app.command()(serve)
     app.add_typer(cache_app, name="cache")
     app.add_typer(eval_app, name="eval")
     app.add_typer(index_app, name="index")
+    app.add_typer(model_app, name="model")
 
 
 _register_subcommands()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,8 @@ from codeweaver.llm.weights import KNOWN_WEIGHTS, ProgressCallback, ensure_weigh
 from codeweaver.registry import Registry, UnknownNameError
 
 ProviderFactory = Callable[[str, Settings, "ProgressCallback | None"], BaseChatModel]
+# The key sent to an `OPENAI_BASE_URL` server when OPENAI_API_KEY is not set.
+NO_KEY = "no-key"
 
 
 class ModelConfigError(ValueError):
@@ -111,8 +114,26 @@ def _secret(settings: Settings, field: str, env: str) -> str:
 @register_provider("openai")
 def _openai(name: str, settings: Settings, progress: ProgressCallback | None) -> BaseChatModel:
     cls = _integration("langchain_openai", "ChatOpenAI", "openai")
-    key = _secret(settings, "openai_api_key", "OPENAI_API_KEY")
-    return cls(model=name, api_key=key, temperature=settings.temperature)  # type: ignore[call-arg]
+    base_url = (settings.openai_base_url or "").strip()
+    if not base_url:
+        key = _secret(settings, "openai_api_key", "OPENAI_API_KEY")
+        return cls(model=name, api_key=key, temperature=settings.temperature)  # type: ignore[call-arg]
+    # An OpenAI-compatible server (`codeweaver model serve`, vLLM, Ollama, LM Studio)
+    # usually asks for no key, but the client refuses to start without one.
+    secret = settings.openai_api_key
+    key = secret.get_secret_value() if secret is not None else NO_KEY
+    return cls(  # type: ignore[call-arg]
+        model=name,
+        api_key=key,
+        base_url=base_url,
+        temperature=settings.temperature,
+        # As the in-process model: llama.cpp's server otherwise writes until the context
+        # is full, and samples with a random seed. `max_tokens` goes in the body as is:
+        # the client renames the field to `max_completion_tokens`, which llama.cpp's
+        # server ignores; vLLM, Ollama and LM Studio read `max_tokens` too.
+        extra_body={"max_tokens": settings.llm_max_tokens},
+        seed=0,
+    )
 
 
 @register_provider("anthropic")
@@ -139,6 +160,11 @@ def _ollama(name: str, settings: Settings, progress: ProgressCallback | None) ->
 def _scripted(name: str, settings: Settings, progress: ProgressCallback | None) -> BaseChatModel:
     from codeweaver.llm.scripted import echo_model
 
-    if name != "echo":
-        raise ModelConfigError("the scripted provider has one model: `scripted:echo`")
-    return echo_model()
+    # `echo`, or `echo@1.5s`: the same model taking that long to answer.
+    match = re.fullmatch(r"echo(?:@(\d{1,3}(?:\.\d+)?)s)?", name)
+    if match is None:
+        raise ModelConfigError(
+            "the scripted provider has one model: `scripted:echo` (or `scripted:echo@2s`, "
+            "taking 2 s per answer)"
+        )
+    return echo_model(float(match.group(1) or 0))

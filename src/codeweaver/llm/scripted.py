@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -105,8 +106,13 @@ def _last_message_text(messages: list[BaseMessage]) -> str:
     return text[start + len("<message>") : end].strip() if 0 <= start < end else text
 
 
-def echo_model() -> ScriptedChatModel:
-    """`scripted:echo`: a fast, deterministic model for demos, UI tests and benchmarks."""
+def echo_model(answer_seconds: float = 0.0) -> ScriptedChatModel:
+    """`scripted:echo`: a fast, deterministic model for demos, UI tests and benchmarks.
+
+    `answer_seconds` makes each answer take that long before its first token, as a real
+    model computing it would (`scripted:echo@1.5s`): runs then hold their slots long
+    enough for queues and replicas to be measured.
+    """
 
     def analyze(messages: list[BaseMessage]) -> str:
         question = _last_message_text(messages)
@@ -115,6 +121,8 @@ def echo_model() -> ScriptedChatModel:
         )
 
     def answer(messages: list[BaseMessage]) -> str:
+        if answer_seconds:
+            time.sleep(answer_seconds)  # runs in a worker thread, like a model's inference
         question = _last_message_text(messages)
         everything = "\n".join(message_text(m) for m in messages)
         cites = " [1]" if '<source n="1"' in everything else ""

@@ -1,0 +1,207 @@
+"""`codeweaver model serve`: one local model behind llama.cpp's OpenAI-compatible server,
+shared by every CodeWeaver process pointed at it (`openai:<alias>` + `OPENAI_BASE_URL`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    import socket
+    from collections.abc import Callable
+
+    from pydantic import SecretStr
+    from rich.console import Console
+
+    from codeweaver.config import Settings
+    from codeweaver.llm.model_server import ServedModel
+
+KEY_ENV = "CODEWEAVER_MODEL_SERVER_KEY"
+MIN_KEY_LENGTH = 16
+
+model_app = typer.Typer(
+    help="Run the embedded model as a server that several CodeWeaver processes share.",
+    no_args_is_help=True,
+)
+
+
+class BindingError(ValueError):
+    """The address cannot be served as asked; the message says what to do."""
+
+
+def server_key(host: str, configured: SecretStr | None) -> str | None:
+    """The key clients must send (CODEWEAVER_MODEL_SERVER_KEY): required, and long
+    enough not to be guessed, when the server listens off loopback."""
+    from codeweaver.api.auth import is_loopback
+
+    key = configured.get_secret_value().strip() if configured is not None else ""
+    if is_loopback(host):
+        return key or None
+    if not key:
+        raise BindingError(
+            f"refusing to listen on {host} without {KEY_ENV}: anyone who can reach it "
+            f"could use the model. Set it ({MIN_KEY_LENGTH}+ characters; replicas send it as "
+            "OPENAI_API_KEY) or bind to 127.0.0.1."
+        )
+    if len(key) < MIN_KEY_LENGTH:
+        raise BindingError(f"{KEY_ENV} must be at least {MIN_KEY_LENGTH} characters")
+    return key
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, taken before the model loads so a busy port fails at once."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror:
+        raise BindingError(f"unknown host {host!r}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise BindingError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def base_url(host: str, port: int) -> str:
+    """The URL replicas use: a wildcard address is reached by this machine's name."""
+    import socket
+
+    if host in {"0.0.0.0", "::", ""}:
+        host = socket.gethostname()
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/v1"
+
+
+def ready_lines(model: ServedModel, url: str, keyed: bool) -> list[str]:
+    """What the server prints once it answers: where, and the environment of a replica."""
+    lines = [
+        f"model server ready: {model.alias} at {url} (one answer at a time, others queue)",
+        f"CODEWEAVER_MODEL=openai:{model.alias}",
+        f"OPENAI_BASE_URL={url}",
+    ]
+    if keyed:
+        lines.append(f"(replicas also set OPENAI_API_KEY to the value of {KEY_ENV})")
+    return lines
+
+
+@model_app.command("serve")
+def serve(
+    model: Annotated[
+        str | None,
+        typer.Option("--model", "-m", help="local:<alias> or local:/path/model.gguf"),
+    ] = None,
+    host: Annotated[
+        str, typer.Option(help=f"Address to listen on; off loopback needs {KEY_ENV}.")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535, help="Port to listen on.")] = 8001,
+    threads: Annotated[
+        int | None, typer.Option(min=1, help="llama.cpp threads (default: all cores).")
+    ] = None,
+    context: Annotated[
+        int | None, typer.Option(min=256, help="Context window in tokens (default 4096).")
+    ] = None,
+) -> None:
+    """Serve the local model over OpenAI's API for several CodeWeaver processes.
+
+    One answer is computed at a time; others wait in line. Replicas use the lines it prints.
+    """
+    from codeweaver.cli.common import console, fail, known_errors, safe, settings
+
+    err = console(stderr=True)
+    try:
+        chosen = settings(model=model, llm_threads=threads, llm_context=context)
+        key = server_key(host, chosen.model_server_key)
+        sock = bind(host, port)
+        try:
+            served = _load(chosen.model, chosen, err)
+        except BaseException:
+            sock.close()
+            raise
+    except BindingError as exc:
+        fail(str(exc))
+    except known_errors() as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        err.print("stopped")
+        return
+
+    out = console()
+    lines = ready_lines(served, base_url(host, port), key is not None)
+
+    def announce() -> None:
+        for line in lines:  # unwrapped: the env lines are copied as they are
+            out.print(safe(line), highlight=False, soft_wrap=True)
+
+    with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it handled
+        _run(served, key, sock, announce)
+    err.print("model server stopped")
+    _exit_now_if_computing()
+
+
+def _exit_now_if_computing() -> None:
+    """A completion cut off by the stop still runs in its worker thread, which llama.cpp
+    cannot interrupt and the interpreter would wait for (minutes): leave without it."""
+    import sys
+    import threading
+
+    main = threading.main_thread()
+    if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def _load(spec: str, chosen: Settings, err: Console) -> ServedModel:
+    """Assemble the weights (with a bar on a terminal) and describe the model."""
+    from contextlib import nullcontext
+
+    from codeweaver.cli.render import byte_progress
+    from codeweaver.llm.model_server import served_model
+
+    bar, on_bytes = byte_progress(err, "assembling model weights")
+    with bar if err.is_terminal else nullcontext():
+        return served_model(spec, chosen, on_bytes if err.is_terminal else None)
+
+
+def _run(
+    served: ServedModel, key: str | None, sock: socket.socket, announce: Callable[[], None]
+) -> None:
+    """Load the model into llama.cpp's server and serve until Ctrl-C or SIGTERM."""
+    import logging
+
+    import uvicorn
+
+    from codeweaver.cli.common import console
+    from codeweaver.llm.model_server import create_model_server_app
+
+    with console(stderr=True).status(f"loading {served.alias} ({served.path.name})"):
+        app = create_model_server_app(served, api_key=key)
+
+    class _Server(uvicorn.Server):
+        def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None]) -> None:
+            super().__init__(config)
+            self._on_ready = on_ready
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                self._on_ready()
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # Each request the stop cuts off would log a traceback; the stop is the news.
+            logging.getLogger("uvicorn.error").setLevel(logging.CRITICAL)
+            await super().shutdown(sockets)
+
+    # Access lines would interleave with the ready lines on every replica's request.
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)
+    _Server(config, announce).run(sockets=[sock])
