@@ -11,10 +11,8 @@ import contextlib
 import itertools
 import json
 import logging
-import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
-from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
@@ -29,6 +27,7 @@ from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionErro
 from codeweaver.agent.runner import Assistant
 from codeweaver.api.auth import TokenTable
 from codeweaver.api.errors import OpenAIGuardErrors, install_error_handlers, json_safe
+from codeweaver.api.health import model_problem, probe_model, refresh_health, static_health, version
 from codeweaver.api.openai_compat import openai_router
 from codeweaver.api.queue import QueueFullError, queue_for
 from codeweaver.api.rate_limit import RequestLimiter, parse_networks
@@ -57,7 +56,7 @@ from codeweaver.api.service import (
     TurnNotFoundError,
 )
 from codeweaver.config import Settings
-from codeweaver.memory.sessions import ThreadStore, open_thread_store
+from codeweaver.memory.sessions import open_thread_store
 from codeweaver.memory.store_check import check_thread_store
 
 if TYPE_CHECKING:
@@ -68,7 +67,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
-HEALTH_REFRESH_SECONDS = 30.0
 SessionId = Annotated[str, PathParam(pattern=SESSION_PATTERN, description="A session id.")]
 
 
@@ -106,7 +104,14 @@ def create_app(
 
         if limiter.shared:
             await limiter.check_store()
-        async with open_thread_store(settings) as store:
+        model = await probe_model(settings)
+        if model is not None and not model.reachable:
+            logger.warning("model server: %s", model.error)
+        queue = queue_for(settings, slots=model.concurrency if model else None)
+        await queue.check_store()  # a shared line in an unreachable Redis: fail now
+        async with AsyncExitStack() as stack:
+            stack.push_async_callback(queue.aclose)
+            store = await stack.enter_async_context(open_thread_store(settings))
             store_problem = await check_thread_store(store)
             if store_problem is not None:
                 logger.error("thread store: %s", store_problem.detail)
@@ -117,17 +122,15 @@ def create_app(
             for problem in problems:
                 logger.warning("source preparation: %s", problem)
             assistant = Assistant(built, checkpointer=store.checkpointer)
-            queue = queue_for(settings)
             app.state.service = ChatService(
                 assistant, store, queue, store_problem.reason if store_problem else None
             )
-            health.update(await asyncio.to_thread(_static_health, settings, built, store))
-            refresher = asyncio.create_task(_refresh_sources(health, built))
+            health.update(await asyncio.to_thread(static_health, settings, built, store, model))
+            refresher = asyncio.create_task(refresh_health(health, built, settings))
             try:
-                async with AsyncExitStack() as stack:
-                    for extension in extensions:
-                        await stack.enter_async_context(extension.lifespan(app))
-                    yield
+                for extension in extensions:
+                    await stack.enter_async_context(extension.lifespan(app))
+                yield
             finally:
                 refresher.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -135,7 +138,7 @@ def create_app(
 
     app = FastAPI(
         title="CodeWeaver",
-        version=_version(),
+        version=version(),
         summary="Answers developers' questions from many sources at once, with citations.",
         lifespan=lifespan,
     )
@@ -167,14 +170,13 @@ def create_app(
     async def get_health(request: Request, chat: Service) -> dict[str, Any]:
         """Status; with a valid token (or none configured) also the model, sources,
         stores and queue, never a key's value."""
-        problem = chat.store_problem
-        status = "ok" if problem is None else "degraded"
+        problems = [p for p in (chat.store_problem, model_problem(health)) if p is not None]
+        status = "ok" if not problems else "degraded"
         if tokens.required:
             try:
                 tokens.authenticate(request)
             except HTTPException:
                 return {"status": status}
-        problems = [] if problem is None else [problem]
         return {**health, "status": status, "problems": problems, "queue": chat.queue.snapshot()}
 
     @app.post("/api/chat", tags=["chat"], dependencies=[Depends(limited)], responses=_CHAT_ERRORS)
@@ -286,7 +288,7 @@ async def _admit(chat: ChatService, body: ChatRequest, user: str) -> tuple[str, 
     """Check the message and the session, then take a place in line."""
     try:
         await chat.claim(body.session_id, user)
-        return chat.reserve(body.message)
+        return await chat.reserve(body.message)
     except InvalidQuestionError as exc:
         too_long = len(body.message.strip()) > MAX_QUESTION_CHARS
         raise HTTPException(413 if too_long else 422, str(exc)) from None
@@ -303,45 +305,3 @@ async def _sse(events: AsyncIterator[ServiceEvent]) -> AsyncIterator[dict[str, s
     async for event in events:
         data = json.dumps(json_safe(event.data), ensure_ascii=False, default=str)
         yield {"event": event.kind, "id": str(next(numbers)), "data": data}
-
-
-def _version() -> str:
-    try:
-        return metadata.version("codeweaver")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
-        return "0"
-
-
-def _source_states(deps: Any) -> dict[str, str]:
-    return {name: str(source.status()) for name, source in deps.sources.items()}
-
-
-def _static_health(settings: Settings, deps: Any, store: ThreadStore) -> dict[str, Any]:
-    from codeweaver.memory.store_clients import StoreLocation
-
-    vectors = StoreLocation.from_settings(settings)
-    return {
-        "version": _version(),
-        "model": settings.model,
-        "provider": settings.provider,
-        "sources": _source_states(deps),
-        "stores": {
-            "threads": store.backend,
-            "cache": settings.cache_mode if settings.cache_enabled else "off",
-            "vectors": "qdrant-local" if vectors.local else "qdrant-server",
-        },
-        "checked": time.time(),
-    }
-
-
-async def _refresh_sources(health: dict[str, Any], deps: Any) -> None:
-    """Source states change (keys, indexes, a locked store): refresh them off the loop."""
-    while True:
-        await asyncio.sleep(HEALTH_REFRESH_SECONDS)
-        try:
-            states = await asyncio.to_thread(_source_states, deps)
-        except Exception as exc:  # health must keep answering
-            logger.warning("source status refresh failed: %s", exc)
-            continue
-        health["sources"] = states
-        health["checked"] = time.time()

@@ -40,7 +40,7 @@ from codeweaver.api.openai_schemas import (
     sources_markdown,
     usage_chunk,
 )
-from codeweaver.api.queue import QueueFullError, Ticket
+from codeweaver.api.queue import QueueFullError, RunTicket
 from codeweaver.api.schemas import Service, User, limited
 from codeweaver.api.service import (
     ChatService,
@@ -131,7 +131,7 @@ def _question(messages: list[ChatMessage]) -> tuple[str, str, str | None]:
 
 async def _admit(
     chat: ChatService, body: ChatCompletionRequest, user: str, header: str | None
-) -> tuple[str, Ticket, str]:
+) -> tuple[str, RunTicket, str]:
     """Check the model, the message and the session, then take a place in line."""
     if body.model not in MODELS:
         raise _no_model(body.model)
@@ -145,7 +145,7 @@ async def _admit(
             chat.writable()
             session_id = await derive_session(chat, user, first_question, first_answer)
         await chat.claim(session_id, user)
-        question, ticket = chat.reserve(question)
+        question, ticket = await chat.reserve(question)
     except InvalidQuestionError as exc:
         raise OpenAIError(400, str(exc), param="messages", code="invalid_question") from None
     except SessionNotFoundError:

@@ -20,8 +20,8 @@ import logging
 import math
 import time
 import weakref
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from codeweaver.config import Settings
@@ -151,6 +151,16 @@ class RunQueue:
         """Reservations that must wait for a run to finish (beyond the free slots)."""
         return max(0, len(self._line) - self._free())
 
+    async def admit(self) -> Ticket:
+        """`reserve`, as the shared queue offers it (it asks Redis)."""
+        return self.reserve()
+
+    async def check_store(self) -> None:
+        """Nothing to check: the line lives in this process."""
+
+    async def aclose(self) -> None:
+        """Nothing to give back: the line ends with the process."""
+
     def reserve(self) -> Ticket:
         """A ticket, or `QueueFullError` when all slots run and the line is full."""
         if len(self._line) + len(self._started) >= self.capacity:
@@ -177,18 +187,8 @@ class RunQueue:
         return max(0, ahead - self._free())
 
     def _retry_after(self) -> int:
-        """Seconds until a place is likely to open: when the oldest run should end.
-
-        Never less than the average gap between two ends (a run past its estimate says
-        nothing about when it ends), nor less than a second.
-        """
-        gap = self.seconds_per_run / self.concurrency
-        if self._started:
-            elapsed = self._clock() - min(self._started.values())
-            expected = max(self.seconds_per_run - elapsed, gap)
-        else:
-            expected = self.seconds_per_run  # all admitted, none started yet
-        return max(1, math.ceil(expected))
+        oldest = self._clock() - min(self._started.values()) if self._started else None
+        return retry_after(self.seconds_per_run, self.concurrency, oldest)
 
     async def _start(self, number: int) -> None:
         """Move `number` from the line to a slot, waiting while every slot is busy."""
@@ -227,6 +227,43 @@ class RunQueue:
             waiter.set_result(None)
 
 
+def retry_after(seconds_per_run: float, concurrency: int, oldest_age: float | None) -> int:
+    """Seconds until a place is likely to open: when the oldest run (`oldest_age` seconds
+    old; None when none runs yet) should end.
+
+    Never less than the average gap between two ends (a run past its estimate says
+    nothing about when it ends), nor less than a second.
+    """
+    if oldest_age is None:
+        expected = seconds_per_run  # all admitted, none started yet
+    else:
+        expected = max(seconds_per_run - oldest_age, seconds_per_run / concurrency)
+    return max(1, math.ceil(expected))
+
+
+class RunTicket(Protocol):
+    """What the service needs of a place in line (`Ticket`, `SharedTicket`)."""
+
+    @property
+    def done(self) -> bool: ...
+    @property
+    def position(self) -> int: ...
+    async def acquire(self) -> None: ...
+    def release(self) -> None: ...
+    def cancel(self) -> None: ...
+
+
+class RunLine(Protocol):
+    """What the service needs of a run queue (`RunQueue`, `SharedRunQueue`)."""
+
+    concurrency: int
+
+    async def admit(self) -> RunTicket: ...
+    def snapshot(self) -> Mapping[str, int | bool]: ...
+    async def check_store(self) -> None: ...
+    async def aclose(self) -> None: ...
+
+
 def run_slots(settings: Settings) -> int:
     """Answers computed at once: the setting, else one for a local model (llama.cpp
     uses every core for one answer) and eight for a remote one."""
@@ -235,6 +272,15 @@ def run_slots(settings: Settings) -> int:
     return 1 if settings.provider == "local" else 8
 
 
-def queue_for(settings: Settings) -> RunQueue:
-    """The run queue the settings describe (slots and waiting places)."""
-    return RunQueue(run_slots(settings), settings.api_queue)
+def queue_for(settings: Settings, slots: int | None = None) -> RunLine:
+    """The run queue the settings describe: its slots (`slots` when the model server
+    said how many answers it computes at once and no setting overrides it) and waiting
+    places, kept in Redis when `CODEWEAVER_REDIS_URL` is set so replicas share them."""
+    concurrency = settings.api_concurrency or slots or run_slots(settings)
+    if settings.redis_url is not None:
+        from codeweaver.api.shared_queue import SharedRunQueue
+
+        return SharedRunQueue(
+            settings.redis_url.get_secret_value(), concurrency, settings.api_queue
+        )
+    return RunQueue(concurrency, settings.api_queue)

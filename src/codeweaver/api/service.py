@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from codeweaver.agent.input_check import InvalidQuestionError, validate_question
 from codeweaver.agent.runner import ANSWER_NODES, Assistant, RunResult
-from codeweaver.api.queue import RunQueue, Ticket
+from codeweaver.api.queue import RunLine, RunTicket
 from codeweaver.api.render import render_answer, safe_url
 from codeweaver.memory.sessions import (
     DEFAULT_OWNER,
@@ -79,7 +79,7 @@ class ChatService:
         self,
         assistant: Assistant,
         store: ThreadStore,
-        queue: RunQueue,
+        queue: RunLine,
         store_problem: str | None = None,
     ) -> None:
         self.assistant = assistant
@@ -107,18 +107,18 @@ class ChatService:
     def deps(self) -> Any:
         return self.assistant.deps
 
-    def reserve(self, message: object) -> tuple[str, Ticket]:
+    async def reserve(self, message: object) -> tuple[str, RunTicket]:
         """Check the message and take a place in line, before any response is sent.
 
         Raises `InvalidQuestionError` or `QueueFullError`.
         """
         question = validate_question(message)
-        return question, self.queue.reserve()
+        return question, await self.queue.admit()
 
     async def stream(
         self,
         question: str,
-        ticket: Ticket,
+        ticket: RunTicket,
         session_id: str | None = None,
         mode: str = "pipeline",
         owner: str = DEFAULT_OWNER,
@@ -148,7 +148,7 @@ class ChatService:
                 ticket.release()
 
     async def _wait(
-        self, ticket: Ticket, slot: asyncio.Future[None]
+        self, ticket: RunTicket, slot: asyncio.Future[None]
     ) -> AsyncIterator[ServiceEvent]:
         """Report the place in line until the slot is ours."""
         reported: int | None = None

@@ -214,7 +214,7 @@ async def _ask(
     await _spend_budget(ctx)
     try:
         await chat.claim(session_id, owner)
-        text, ticket = chat.reserve(question)
+        text, ticket = await chat.reserve(question)
     except InvalidQuestionError as exc:
         raise ToolError(f"invalid question: {exc}") from None
     except SessionNotFoundError:

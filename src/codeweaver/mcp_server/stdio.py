@@ -52,6 +52,7 @@ async def start_service(
 ) -> ChatService:
     """What `create_app`'s lifespan builds: deps, prepared sources, assistant, queue."""
     from codeweaver.agent.runner import Assistant
+    from codeweaver.api.health import probe_model
     from codeweaver.api.queue import queue_for
     from codeweaver.api.service import ChatService
     from codeweaver.factory import build_deps, prepare_sources
@@ -64,7 +65,8 @@ async def start_service(
     for message in await asyncio.to_thread(prepare_sources, deps):
         logger.warning("source preparation: %s", message)
     assistant = Assistant(deps, checkpointer=store.checkpointer)
-    queue = queue_for(settings)
+    model = await probe_model(settings)  # a shared model server says how many at once
+    queue = queue_for(settings, slots=model.concurrency if model else None)
     logger.info("CodeWeaver is ready (model %s)", settings.model)
     return ChatService(assistant, store, queue, problem.reason if problem else None)
 

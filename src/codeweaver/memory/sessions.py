@@ -314,7 +314,9 @@ class ThreadStore:
 async def open_thread_store(settings: Settings) -> AsyncIterator[ThreadStore]:
     """SQLite in the data directory, or PostgreSQL when `DATABASE_URL` is set."""
     if settings.database_url is not None:
-        async with _postgres(settings.database_url.get_secret_value()) as store:
+        from codeweaver.memory.sessions_postgres import postgres_store
+
+        async with postgres_store(settings.database_url.get_secret_value()) as store:
             yield store
     else:
         async with _sqlite(settings.checkpoint_path) as store:
@@ -343,33 +345,3 @@ async def _sqlite(path: Path) -> AsyncIterator[ThreadStore]:
         # Outside the `try`: an error while the store is in use is not a reason it
         # cannot be opened.
         yield ThreadStore(saver, index, "sqlite")
-
-
-@asynccontextmanager
-async def _postgres(url: str) -> AsyncIterator[ThreadStore]:
-    try:
-        import psycopg
-        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-    except ImportError as exc:
-        raise ThreadStoreError(
-            "DATABASE_URL is set but the PostgreSQL extra is not installed: "
-            "pip install 'codeweaver[postgres]'"
-        ) from exc
-    from contextlib import AsyncExitStack
-
-    async with AsyncExitStack() as opened:
-        try:
-            saver = await opened.enter_async_context(AsyncPostgresSaver.from_conn_string(url))
-            connection = await opened.enter_async_context(
-                await psycopg.AsyncConnection.connect(url)
-            )
-            await saver.setup()
-            index = SqlSessionIndex(connection, "%s")
-            await index.setup()
-        except psycopg.Error as exc:  # unreachable, refused, read-only standby, no rights
-            # The URL may hold a password: name the failure, never the URL.
-            raise ThreadStoreError(
-                f"cannot use the PostgreSQL database of DATABASE_URL ({type(exc).__name__}: "
-                f"{str(exc).splitlines()[0] if str(exc) else 'connection failed'})"
-            ) from exc
-        yield ThreadStore(saver, index, "postgresql")

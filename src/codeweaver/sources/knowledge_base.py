@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import TYPE_CHECKING
 
 from codeweaver.sources.base import PhaseProgress, SourceError, SourceStatus, register_source
@@ -15,6 +16,9 @@ if TYPE_CHECKING:
     from codeweaver.kb.store import KnowledgeBase
 
 EMPTY_REASON = "knowledge base is empty (codeweaver index add PATH)"
+# Other processes index too (the CLI beside the server, replicas sharing a vector
+# server): a status is asked again after this long even if this process changed nothing.
+STATUS_SECONDS = 5.0
 
 
 class KnowledgeBaseSource:
@@ -27,19 +31,22 @@ class KnowledgeBaseSource:
         self._lock = threading.Lock()
         self._status: SourceStatus | None = None
         self._status_generation = -1
+        self._status_at = 0.0
         self._kb: KnowledgeBase | None = None
 
     def status(self) -> SourceStatus:
         from codeweaver.kb.store import generation
 
         with self._lock:
-            # Cached until this process changes the knowledge base; a store that could
-            # not be opened is asked again next time.
-            if self._status is not None and self._status_generation == generation():
+            # Cached until this process changes the knowledge base or a few seconds pass;
+            # a store that could not be opened is asked again next time.
+            fresh = time.monotonic() - self._status_at < STATUS_SECONDS
+            if self._status is not None and self._status_generation == generation() and fresh:
                 return self._status
             status, lasting = self._check()
             self._status = status if lasting else None
             self._status_generation = generation()
+            self._status_at = time.monotonic()
             return status
 
     def _check(self) -> tuple[SourceStatus, bool]:

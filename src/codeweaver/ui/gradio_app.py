@@ -130,7 +130,7 @@ def mount_gradio(
         owner = _owner(request)
         try:
             await service.claim(session, owner)
-            question, ticket = service.reserve(message)
+            question, ticket = await service.reserve(message)
         except (InvalidQuestionError, QueueFullError, StoreUnavailableError) as exc:
             gr.Warning(str(exc))
             yield history, "", session, message

@@ -6,6 +6,7 @@ import asyncio
 import subprocess
 import sys
 import textwrap
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -306,6 +307,29 @@ def test_source_status_follows_changes_in_this_process(
     assert source.status().usable
     kb.remove([docs])
     assert source.status().reason == EMPTY_REASON
+
+
+def test_source_status_follows_documents_indexed_by_another_process(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import codeweaver.sources.knowledge_base as module
+
+    monkeypatch.setattr(module, "STATUS_SECONDS", 0.2)
+    source = KnowledgeBaseSource(settings)
+    assert source.status().reason == EMPTY_REASON
+    docs = write_corpus(tmp_path / "corpus")
+    indexer = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from codeweaver.config import Settings
+        from codeweaver.kb import KnowledgeBase
+        settings = Settings(data_dir={str(settings.data_dir)!r}, cache_dir={str(settings.cache_dir)!r})
+        KnowledgeBase(settings).add([Path({str(docs)!r})])
+        """
+    )
+    subprocess.run([sys.executable, "-c", indexer], check=True, timeout=300)
+    time.sleep(0.25)  # past the remembered status
+    assert source.status().usable
 
 
 def test_source_is_skipped_when_another_process_holds_the_store(

@@ -93,7 +93,7 @@ async def test_bad_input_is_a_tool_error_with_the_reason(
 
 async def test_another_users_session_is_not_found(tmp_path: Path) -> None:
     async with chat_service(tmp_path) as chat, Client(build_server(lambda: chat)) as client:
-        question, ticket = chat.reserve(QUESTION)
+        question, ticket = await chat.reserve(QUESTION)
         events = [e async for e in chat.stream(question, ticket, "alices-session", owner="alice")]
         assert events[-1].kind == "done"
         result = await client.call_tool(

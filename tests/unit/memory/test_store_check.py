@@ -168,13 +168,13 @@ def test_a_directory_in_place_of_the_database_fails_cleanly(
 
 async def test_the_postgres_probe_passes_on_a_healthy_database() -> None:
     psycopg = pytest.importorskip("psycopg")
-    from codeweaver.memory.sessions import _postgres
+    from codeweaver.memory.sessions_postgres import postgres_store
 
     try:
         await (await psycopg.AsyncConnection.connect(POSTGRES_URL, connect_timeout=3)).close()
     except psycopg.OperationalError as exc:
         pytest.fail(f"PostgreSQL at {POSTGRES_URL} is not reachable ({exc}); see README")
-    async with _postgres(POSTGRES_URL) as store:
+    async with postgres_store(POSTGRES_URL) as store:
         assert await check_thread_store(store) is None
         async with await psycopg.AsyncConnection.connect(POSTGRES_URL) as db:
             cursor = await db.execute("SELECT to_regclass(%s)", (PROBE_TABLE,))
@@ -198,3 +198,26 @@ async def test_a_read_only_postgres_database_is_reported() -> None:
         await saver_context.__aexit__(None, None, None)
     assert problem is not None and "read-only" in problem.reason
     assert "DATABASE_URL" in problem.detail and "postgres@" not in problem.detail
+
+
+async def test_replicas_starting_together_on_a_new_postgres_database(tmp_path: Path) -> None:
+    """Several servers opening one empty database at once create its tables once."""
+    import uuid
+
+    import psycopg
+
+    name = f"cw_fresh_{uuid.uuid4().hex[:12]}"
+    admin = await psycopg.AsyncConnection.connect(POSTGRES_URL, autocommit=True)
+    await admin.execute(f"CREATE DATABASE {name}")
+    url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
+    try:
+
+        async def open_one(index: int) -> str:
+            settings = make_settings(tmp_path / str(index), database_url=url)
+            async with open_thread_store(settings) as store:
+                return store.backend
+
+        assert await asyncio.gather(*(open_one(i) for i in range(4))) == ["postgresql"] * 4
+    finally:
+        await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+        await admin.close()
