@@ -15,7 +15,7 @@ replicas; model-bound, so two replicas should give the same throughput as one (t
 computes one answer at a time), with no errors, and the places in line reported right:
 in a burst of N, the first places seen are 1..N-1, each chat's places never go up.
 
-    .venv/bin/python bench/replicas.py [--chats 60] [--slots 8] [--real [--real-chats 4]]
+    .venv/bin/python bench/replicas.py [--chats 60] [--slots 64] [--real [--real-chats 4]]
 
 Needs PostgreSQL and Redis (see README) and `codeweaver setup` (the installed docs).
 """
@@ -92,11 +92,11 @@ def topology(tmp: Path, replicas: int, env: dict[str, str], questions: list[str]
         cluster(env, "stop")
 
 
-def base_env(slots: int) -> dict[str, str]:
+def base_env(slots: int, sources: str = "installed_docs") -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CODEWEAVER_")}
     env.update(
         {
-            "CODEWEAVER_SOURCES": "installed_docs",
+            "CODEWEAVER_SOURCES": sources,
             "CODEWEAVER_CACHE": "false",
             "CODEWEAVER_API_RATE": "100000",
             "CODEWEAVER_API_CONCURRENCY": str(slots),
@@ -120,8 +120,8 @@ def place_problems(chats: list[Chat], slots: int) -> list[str]:
     return found
 
 
-def scripted(tmp: Path, chats: int, slots: int) -> bool:
-    env = {**base_env(slots), "CODEWEAVER_MODEL": "scripted:echo"}
+def scripted(tmp: Path, chats: int, slots: int, sources: str) -> bool:
+    env = {**base_env(slots, sources), "CODEWEAVER_MODEL": "scripted:echo"}
     questions = [f"How do I read file number {i} line by line in Python?" for i in range(chats)]
     runs = [topology(tmp, n, env, questions) for n in (1, 2)]
     print(f"\nPart 1: {chats} chats at once, scripted model, {slots} run slots shared in Redis")
@@ -160,13 +160,18 @@ def real(tmp: Path, chats: int) -> bool:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--chats", type=int, default=60)
-    parser.add_argument("--slots", type=int, default=8)
+    parser.add_argument("--slots", type=int, default=64)
+    parser.add_argument("--sources", default="installed_docs", help="part 1's sources")
     parser.add_argument("--real", action="store_true", help="part 2 only: the real model")
     parser.add_argument("--real-chats", type=int, default=4)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)
-        ok = real(tmp, args.real_chats) if args.real else scripted(tmp, args.chats, args.slots)
+        ok = (
+            real(tmp, args.real_chats)
+            if args.real
+            else scripted(tmp, args.chats, args.slots, args.sources)
+        )
     sys.exit(0 if ok else 1)
 
 
