@@ -323,8 +323,8 @@ def test_source_status_follows_documents_indexed_by_another_process(
         from pathlib import Path
         from codeweaver.config import Settings
         from codeweaver.kb import KnowledgeBase
-        settings = Settings(data_dir={str(settings.data_dir)!r}, cache_dir={str(settings.cache_dir)!r})
-        KnowledgeBase(settings).add([Path({str(docs)!r})])
+        data, cache = {str(settings.data_dir)!r}, {str(settings.cache_dir)!r}
+        KnowledgeBase(Settings(data_dir=data, cache_dir=cache)).add([Path({str(docs)!r})])
         """
     )
     subprocess.run([sys.executable, "-c", indexer], check=True, timeout=300)
