@@ -20,6 +20,25 @@ if TYPE_CHECKING:
     from codeweaver.sources.probe import ProbeReport
 
 
+def _model_server(settings: Settings) -> str | None:
+    """The OpenAI-compatible server an `openai:` model is reached at, asked now."""
+    from codeweaver.api.health import model_server_health, model_server_url
+    from codeweaver.llm.remote import probe_model_server
+
+    url = model_server_url(settings)
+    if url is None:
+        return None
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    found = model_server_health(settings, probe_model_server(url, api_key=key))
+    if not found["reachable"]:
+        return f"{found['url']}: not reachable ({found['error']})"
+    at_once = found["concurrency"]
+    serves = ", ".join(found["models"]) or "no model"
+    return f"{found['url']}: serves {serves}" + (
+        f", {at_once} answer{'s' if at_once != 1 else ''} at once" if at_once else ""
+    )
+
+
 def _model_report(settings: Settings) -> dict[str, Any]:
     from codeweaver.llm.registry import ModelConfigError, ModelRef, provider_names
     from codeweaver.llm.weights import KNOWN_WEIGHTS, weights_status
@@ -42,6 +61,8 @@ def _model_report(settings: Settings) -> dict[str, Any]:
             if importlib.util.find_spec("llama_cpp")
             else "llama-cpp-python missing: pip install -e ."
         )
+    elif (server := _model_server(settings)) is not None:
+        report["server"] = server
     report["other_local_models"] = {
         alias: weights_status(spec, settings.models_dir)
         for alias, spec in KNOWN_WEIGHTS.items()
@@ -125,7 +146,7 @@ def render_report(console: Console, report: dict[str, Any]) -> None:
     model = report["model"]
     # States and paths can hold file names and server text: printed as plain, safe text.
     console.print(Text("model  ", style="bold") + Text(_safe(model["model"])))
-    for key in ("provider", "status", "weights", "runtime"):
+    for key in ("provider", "status", "server", "weights", "runtime"):
         if key in model:
             console.print(Text(f"  {key}: {_safe(model[key])}"), highlight=False)
     for alias, status in model.get("other_local_models", {}).items():
