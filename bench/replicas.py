@@ -33,18 +33,12 @@ from itertools import cycle, pairwise
 from pathlib import Path
 
 import httpx
+import serve_load
 from serve_load import Chat, Run, ms, pct, poll_health, report_problems, stream_chat, table
 
 ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = ROOT / "scripts" / "cluster.sh"
-REAL_QUESTIONS = [
-    "How do I read a file line by line in Python?",
-    "How do I sort a list of dictionaries by a key in Python?",
-    "What does the yield keyword do in Python?",
-    "How do I parse a JSON string in Python?",
-    "How do I run a shell command from Python and get its output?",
-    "How do I check if a file exists in Python?",
-]
+REAL_QUESTIONS = [*serve_load.REAL_QUESTIONS, "How do I check if a file exists in Python?"]
 
 
 def cluster(env: dict[str, str], *args: str) -> None:

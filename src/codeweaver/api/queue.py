@@ -21,7 +21,7 @@ import math
 import time
 import weakref
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from codeweaver.config import Settings
@@ -41,44 +41,29 @@ class QueueFullError(RuntimeError):
         )
 
 
-class Ticket:
-    """A reservation: a place in line, then a computing slot, then nothing.
+class TicketBase:
+    """A place in line, then a computing slot, then nothing: the life every ticket has.
 
-    `release` and `cancel` are idempotent and either frees whatever the ticket holds, so
-    every way a stream ends gives its capacity back. A ticket dropped without either
-    (a response abandoned before its body started) gives it back when collected.
+    `release` and `cancel` are idempotent and either gives back whatever the ticket
+    holds, so every way a stream ends gives its capacity back. Subclasses say how to
+    wait for a slot and how to give a place back.
     """
 
-    def __init__(self, number: int, queue: RunQueue) -> None:
-        self.number = number
-        self.queue = queue
-        self.state: TicketState = "reserved"
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        self._finalizer = weakref.finalize(self, _abandoned, queue, number, loop)
-        self._finalizer.atexit = False
-
-    def __repr__(self) -> str:
-        return f"Ticket(number={self.number}, state={self.state!r})"
+    state: TicketState = "reserved"
+    number: int
+    _finalizer: weakref.finalize[Any, Any]
 
     @property
     def done(self) -> bool:
         """Released or cancelled: the ticket holds nothing any more."""
         return self.state == "done"
 
-    @property
-    def position(self) -> int:
-        """How many tickets wait ahead of this one (0: next, or running)."""
-        return self.queue._position(self.number) if self.state == "reserved" else 0
-
     async def acquire(self) -> None:
         """Wait for a computing slot; cancelled, the ticket gives back what it holds."""
         if self.state != "reserved":
             raise RuntimeError(f"ticket {self.number} is {self.state}, not waiting")
         try:
-            await self.queue._start(self.number)
+            await self._wait_for_slot()
         except BaseException:
             self._finish()
             raise
@@ -99,6 +84,42 @@ class Ticket:
             return
         self.state = "done"
         self._finalizer.detach()
+        self._give_back()
+
+    async def _wait_for_slot(self) -> None:
+        raise NotImplementedError
+
+    def _give_back(self) -> None:
+        raise NotImplementedError
+
+
+class Ticket(TicketBase):
+    """A place in this process's line. A ticket dropped without `release` or `cancel`
+    (a response abandoned before its body started) gives its place back when collected."""
+
+    def __init__(self, number: int, queue: RunQueue) -> None:
+        self.number = number
+        self.queue = queue
+        self.state = "reserved"
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        self._finalizer = weakref.finalize(self, _abandoned, queue, number, loop)
+        self._finalizer.atexit = False
+
+    def __repr__(self) -> str:
+        return f"Ticket(number={self.number}, state={self.state!r})"
+
+    @property
+    def position(self) -> int:
+        """How many tickets wait ahead of this one (0: next, or running)."""
+        return self.queue._position(self.number) if self.state == "reserved" else 0
+
+    async def _wait_for_slot(self) -> None:
+        await self.queue._start(self.number)
+
+    def _give_back(self) -> None:
         self.queue._leave(self.number)
 
 

@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, cast
 
-from codeweaver.api.queue import QueueFullError, TicketState, retry_after
+from codeweaver.api.queue import QueueFullError, TicketBase, retry_after
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -115,14 +115,14 @@ class PlaceLostError(RuntimeError):
     """The ticket's place expired (its replica stopped renewing it) before it ran."""
 
 
-class SharedTicket:
-    """A place in the shared line, then a computing slot; the same life as `Ticket`."""
+class SharedTicket(TicketBase):
+    """A place in the shared line, then a computing slot anywhere in the cluster."""
 
     def __init__(self, number: int, token: str, queue: SharedRunQueue) -> None:
         self.number = number
         self.token = token
         self.queue = queue
-        self.state: TicketState = "reserved"
+        self.state = "reserved"
         self._position = 0
         self._finalizer = weakref.finalize(self, queue._forget, token)
         self._finalizer.atexit = False
@@ -131,47 +131,23 @@ class SharedTicket:
         return f"SharedTicket(number={self.number}, state={self.state!r})"
 
     @property
-    def done(self) -> bool:
-        return self.state == "done"
-
-    @property
     def position(self) -> int:
         """Places ahead of this one beyond the free slots, as last seen in Redis."""
         return self._position if self.state == "reserved" else 0
 
-    async def acquire(self) -> None:
-        """Wait for a slot anywhere in the cluster; cancelled, the place is given back."""
-        if self.state != "reserved":
-            raise RuntimeError(f"ticket {self.number} is {self.state}, not waiting")
-        try:
-            while True:
-                answer = await self.queue._try_start(self.token)
-                if answer == -1:
-                    break
-                if answer == -2:
-                    raise PlaceLostError(
-                        "this request's place in line expired; the server was too busy to keep it"
-                    )
-                self._position = answer
-                await asyncio.sleep(POLL_SECONDS)
-        except BaseException:
-            self._finish()
-            raise
-        if self.done:
-            raise asyncio.CancelledError
-        self.state = "running"
+    async def _wait_for_slot(self) -> None:
+        while True:
+            answer = await self.queue._try_start(self.token)
+            if answer == -1:
+                return
+            if answer == -2:
+                raise PlaceLostError(
+                    "this request's place in line expired; the server was too busy to keep it"
+                )
+            self._position = answer
+            await asyncio.sleep(POLL_SECONDS)
 
-    def release(self) -> None:
-        self._finish()
-
-    def cancel(self) -> None:
-        self._finish()
-
-    def _finish(self) -> None:
-        if self.done:
-            return
-        self.state = "done"
-        self._finalizer.detach()
+    def _give_back(self) -> None:
         self.queue._forget(self.token)
 
 

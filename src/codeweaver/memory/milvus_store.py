@@ -130,22 +130,6 @@ class MilvusCollection:
         with using(location):  # fail now (missing extra, locked file), not on first use
             pass
 
-    @classmethod
-    def open(
-        cls,
-        settings: Settings,
-        purpose: str,
-        model: str,
-        dimension: int,
-        keyword_fields: Sequence[str] = (),
-    ) -> MilvusCollection:
-        return cls(
-            MilvusLocation.from_settings(settings),
-            collection_name(purpose, model, dimension),
-            dimension,
-            keyword_fields,
-        )
-
     def describe(self) -> str:
         return self.location.describe()
 
@@ -356,7 +340,9 @@ class MilvusStore:
     def open(
         self, purpose: str, model: str, dimension: int, keyword_fields: Sequence[str] = ()
     ) -> VectorCollection:
-        return MilvusCollection.open(self.settings, purpose, model, dimension, keyword_fields)
+        return MilvusCollection(
+            self.location, collection_name(purpose, model, dimension), dimension, keyword_fields
+        )
 
     def list_collections(self, prefix: str = "") -> list[str]:
         with using(self.location) as client:
