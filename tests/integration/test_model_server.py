@@ -3,6 +3,7 @@ as `openai:<alias>` through `OPENAI_BASE_URL`, with no OpenAI key."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -16,6 +17,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from langchain_core.messages import HumanMessage, SystemMessage
+from pydantic import BaseModel
+
+from codeweaver.config import Settings
+from codeweaver.llm.registry import create_chat_model
+from codeweaver.llm.structured import ainvoke_structured
 
 pytestmark = pytest.mark.integration
 
@@ -79,6 +86,10 @@ def model_server(tmp_path: Path) -> Iterator[str]:
     assert f"OPENAI_BASE_URL={url}/v1" in printed, printed
 
 
+class Colour(BaseModel):
+    colour: str
+
+
 def test_ask_in_another_process_answers_on_the_shared_model(
     model_server: str, tmp_path: Path
 ) -> None:
@@ -87,6 +98,13 @@ def test_ask_in_another_process_answers_on_the_shared_model(
     assert isinstance(info["context"], int) and info["context"] >= 2048, info
     listed = httpx.get(f"{model_server}/v1/models", timeout=5).json()
     assert [m["id"] for m in listed["data"]] == [ALIAS]
+
+    # A decision decodes under its schema, as in process: asked for one word, the model
+    # still answers with the JSON the schema describes.
+    llm = create_chat_model(f"openai:{ALIAS}", Settings(openai_base_url=f"{model_server}/v1"))
+    ask = [SystemMessage("Answer in one word."), HumanMessage("What colour is a clear sky?")]
+    decided = asyncio.run(ainvoke_structured(llm, ask, Colour, Colour(colour="?")))
+    assert decided.ok and decided.raw.lstrip().startswith("{"), decided
 
     env = clean_env(tmp_path / "replica-data")
     env.update(CODEWEAVER_MODEL=f"openai:{ALIAS}", OPENAI_BASE_URL=f"{model_server}/v1")

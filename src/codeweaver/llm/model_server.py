@@ -8,11 +8,15 @@ whose client has gone is dropped when its turn comes. `GET /v1/models` takes the
 lock, so it waits behind every queued answer; the route added here, `GET
 /codeweaver/model`, does not. The server's default `interrupt_requests=True` would end a
 streaming answer as soon as another request waits, cutting one replica's answer whenever
-another asks; it is turned off here.
+another asks; it is turned off here. The server reads a schema to decode under only in
+its own `response_format` (`{"type": "json_object", "schema": S}`) and refuses OpenAI's
+(`{"type": "json_schema", "json_schema": {"schema": S}}`), which clients send: the
+latter is turned into the former before the server reads the request.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,6 +31,7 @@ from codeweaver.llm.weights import KNOWN_WEIGHTS, ProgressCallback
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 # llama-cpp-python's server computes one completion at a time per process (see above).
 CONCURRENCY = 1
@@ -115,6 +120,7 @@ def create_model_server_app(model: ServedModel, api_key: str | None = None) -> F
         # No llama lock taken: answers at once even while a completion runs.
         return info
 
+    app.add_middleware(OpenAIResponseFormat)
     app.add_api_route(
         INFO_PATH,
         model_info,
@@ -124,3 +130,58 @@ def create_model_server_app(model: ServedModel, api_key: str | None = None) -> F
         tags=["CodeWeaver"],
     )
     return app
+
+
+def llama_response_format(body: bytes) -> bytes:
+    """A chat request with OpenAI's `json_schema` response format given in llama.cpp's
+    form; any other body unchanged (the server judges it)."""
+    try:
+        request = json.loads(body)
+    except ValueError:
+        return body
+    wanted = request.get("response_format") if isinstance(request, dict) else None
+    if not isinstance(wanted, dict) or wanted.get("type") != "json_schema":
+        return body
+    spec = wanted.get("json_schema")
+    if not isinstance(spec, dict) or not isinstance(spec.get("schema"), dict):
+        return body
+    request["response_format"] = {"type": "json_object", "schema": spec["schema"]}
+    return json.dumps(request).encode()
+
+
+class OpenAIResponseFormat:
+    """ASGI middleware: chat requests reach llama.cpp's server with the response format
+    it reads (see `llama_response_format`)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        chat = scope["type"] == "http" and scope["method"] == "POST"
+        if not chat or not str(scope["path"]).endswith("/chat/completions"):
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # gone before the body arrived
+                await self.app(scope, _replay([message], receive), send)
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = llama_response_format(b"".join(chunks))
+        headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-length"]
+        headers.append((b"content-length", str(len(body)).encode()))
+        first: Message = {"type": "http.request", "body": body, "more_body": False}
+        await self.app({**scope, "headers": headers}, _replay([first], receive), send)
+
+
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """`receive` that gives `messages` first, then the connection's own."""
+    pending = list(messages)
+
+    async def replay() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replay

@@ -120,9 +120,10 @@ def _openai(name: str, settings: Settings, progress: ProgressCallback | None) ->
         return cls(model=name, api_key=key, temperature=settings.temperature)  # type: ignore[call-arg]
     # An OpenAI-compatible server (`codeweaver model serve`, vLLM, Ollama, LM Studio)
     # usually asks for no key, but the client refuses to start without one.
+    compatible = _integration("codeweaver.llm.compatible", "CompatibleChatOpenAI", "openai")
     secret = settings.openai_api_key
     key = secret.get_secret_value() if secret is not None else NO_KEY
-    return cls(  # type: ignore[call-arg]
+    return compatible(  # type: ignore[call-arg]
         model=name,
         api_key=key,
         base_url=base_url,

@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 import httpx
-import httpx2
 import llama_cpp.server.app as llama_app
 import pytest
 import respx
@@ -67,24 +66,6 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 # --- the `openai` provider on a base URL ------------------------------------------------
-
-
-@pytest.fixture
-def openai_api(api: respx.MockRouter, monkeypatch: pytest.MonkeyPatch) -> respx.MockRouter:
-    """The recorded routes, for the `openai` client too: it sends through `httpx2`, which
-    respx does not patch, so its transport hands each request to the same router."""
-
-    def handle(_transport: object, request: httpx2.Request) -> httpx2.Response:
-        mirrored = httpx.Request(
-            request.method, str(request.url), headers=request.headers.raw, content=request.read()
-        )
-        response = api.handler(mirrored)
-        return httpx2.Response(
-            response.status_code, headers=response.headers.raw, content=response.read()
-        )
-
-    monkeypatch.setattr(httpx2.HTTPTransport, "handle_request", handle)
-    return api
 
 
 def test_base_url_reaches_the_server_with_the_model_and_no_real_key(
