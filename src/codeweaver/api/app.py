@@ -27,9 +27,9 @@ from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionErro
 from codeweaver.agent.runner import Assistant
 from codeweaver.api.auth import TokenTable
 from codeweaver.api.errors import OpenAIGuardErrors, install_error_handlers, json_safe
-from codeweaver.api.health import model_problem, probe_model, refresh_health, static_health, version
+from codeweaver.api.health import model_problem, refresh_health, static_health, version
 from codeweaver.api.openai_compat import openai_router
-from codeweaver.api.queue import QueueFullError, queue_for
+from codeweaver.api.queue import QueueFullError, open_queue
 from codeweaver.api.rate_limit import RequestLimiter, parse_networks
 from codeweaver.api.schemas import (
     _CHAT_ERRORS,
@@ -104,11 +104,7 @@ def create_app(
 
         if limiter.shared:
             await limiter.check_store()
-        model = await probe_model(settings)
-        if model is not None and not model.reachable:
-            logger.warning("model server: %s", model.error)
-        queue = queue_for(settings, slots=model.concurrency if model else None)
-        await queue.check_store()  # a shared line in an unreachable Redis: fail now
+        queue, model = await open_queue(settings)
         async with AsyncExitStack() as stack:
             stack.push_async_callback(queue.aclose)
             store = await stack.enter_async_context(open_thread_store(settings))

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 if TYPE_CHECKING:
     from codeweaver.config import Settings
+    from codeweaver.llm.remote import ModelServerInfo
 
 logger = logging.getLogger(__name__)
 
@@ -147,8 +148,7 @@ class RunQueue:
         seconds_per_run: float = 20.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if concurrency < 1 or max_waiting < 0:
-            raise ValueError("concurrency must be at least 1 and max_waiting at least 0")
+        check_sizes(concurrency, max_waiting)
         self.concurrency = concurrency
         self.max_waiting = max_waiting
         self.seconds_per_run = seconds_per_run
@@ -248,6 +248,12 @@ class RunQueue:
             waiter.set_result(None)
 
 
+def check_sizes(concurrency: int, max_waiting: int) -> None:
+    """A run queue needs a slot, and a line that is not negative."""
+    if concurrency < 1 or max_waiting < 0:
+        raise ValueError("concurrency must be at least 1 and max_waiting at least 0")
+
+
 def retry_after(seconds_per_run: float, concurrency: int, oldest_age: float | None) -> int:
     """Seconds until a place is likely to open: when the oldest run (`oldest_age` seconds
     old; None when none runs yet) should end.
@@ -305,3 +311,17 @@ def queue_for(settings: Settings, slots: int | None = None) -> RunLine:
             settings.redis_url.get_secret_value(), concurrency, settings.api_queue
         )
     return RunQueue(concurrency, settings.api_queue)
+
+
+async def open_queue(settings: Settings) -> tuple[RunLine, ModelServerInfo | None]:
+    """The service's run queue: sized by the model server when the model is behind one
+    (asked now, and returned), its store checked, so a shared line in an unreachable
+    Redis fails here rather than on the first question."""
+    from codeweaver.api.health import probe_model
+
+    model = await probe_model(settings)
+    if model is not None and not model.reachable:
+        logger.warning("model server: %s", model.error)
+    queue = queue_for(settings, slots=model.concurrency if model else None)
+    await queue.check_store()
+    return queue, model

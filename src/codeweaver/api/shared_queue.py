@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, cast
 
-from codeweaver.api.queue import QueueFullError, TicketBase, retry_after
+from codeweaver.api.queue import QueueFullError, TicketBase, check_sizes, retry_after
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -168,8 +168,7 @@ class SharedRunQueue:
         lease_seconds: float = LEASE_SECONDS,
         renew_seconds: float = RENEW_SECONDS,
     ) -> None:
-        if concurrency < 1 or max_waiting < 0:
-            raise ValueError("concurrency must be at least 1 and max_waiting at least 0")
+        check_sizes(concurrency, max_waiting)
         from redis.asyncio import Redis
 
         self.concurrency = concurrency

@@ -52,8 +52,7 @@ async def start_service(
 ) -> ChatService:
     """What `create_app`'s lifespan builds: deps, prepared sources, assistant, queue."""
     from codeweaver.agent.runner import Assistant
-    from codeweaver.api.health import probe_model
-    from codeweaver.api.queue import queue_for
+    from codeweaver.api.queue import open_queue
     from codeweaver.api.service import ChatService
     from codeweaver.factory import build_deps, prepare_sources
     from codeweaver.memory.store_check import check_thread_store
@@ -65,8 +64,7 @@ async def start_service(
     for message in await asyncio.to_thread(prepare_sources, deps):
         logger.warning("source preparation: %s", message)
     assistant = Assistant(deps, checkpointer=store.checkpointer)
-    model = await probe_model(settings)  # a shared model server says how many at once
-    queue = queue_for(settings, slots=model.concurrency if model else None)
+    queue, _ = await open_queue(settings)
     logger.info("CodeWeaver is ready (model %s)", settings.model)
     return ChatService(assistant, store, queue, problem.reason if problem else None)
 
@@ -87,6 +85,8 @@ def stdio_server_for(settings: Settings, llm: BaseChatModel | None = None) -> MC
             finally:
                 starting.task.cancel()
                 await asyncio.gather(starting.task, return_exceptions=True)
+                if not starting.task.cancelled() and starting.task.exception() is None:
+                    await starting.task.result().queue.aclose()  # its places, if shared
 
     return build_server(starting.get, lifespan=lifespan)
 
