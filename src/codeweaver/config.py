@@ -215,6 +215,14 @@ class Settings(BaseSettings):
         description="The key `codeweaver model serve` requires of its clients (their "
         "OPENAI_API_KEY); mandatory, 16+ characters, off loopback.",
     )
+    model_server_slots: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        validation_alias=AliasChoices("CODEWEAVER_MODEL_SERVER_SLOTS"),
+        description="How many answers `codeweaver model serve` decodes at once (continuous "
+        "batching); more wait in line.",
+    )
     vector_store: str = Field(
         default="qdrant",
         validation_alias=AliasChoices("CODEWEAVER_VECTOR_STORE"),

@@ -9,6 +9,7 @@ from codeweaver.config import Settings
 from codeweaver.llm.local import LocalChatModel
 from codeweaver.llm.registry import create_chat_model
 from codeweaver.llm.scripts import has_script
+from codeweaver.llm.vocab import read_vocabulary, token_bytes
 
 pytestmark = pytest.mark.integration
 
@@ -18,10 +19,12 @@ def test_han_tokens_are_never_decoded_and_hangul_ones_still_are() -> None:
     model = create_chat_model(settings.model, settings)
     assert isinstance(model, LocalChatModel)
     kwargs = model.script_kwargs(frozenset({"han"}))
-    banned = set(model._banned_tokens(frozenset({"han"})).tolist())
-    llama = model._model()
-    assert set(llama.tokenize("你可以使用".encode(), add_bos=False)) <= banned
-    assert not set(llama.tokenize(" 방법을 사용합니다".encode(), add_bos=False)) & banned
+    banned = {token for token, allowed in kwargs["logit_bias"] if allowed is False}
+    kind, tokens = read_vocabulary(model.model_path)
+    written = {i: token_bytes(t, kind) for i, t in enumerate(tokens)}
+    assert {i for i, b in written.items() if b == "你".encode()} <= banned
+    hangul = {i for i, b in written.items() if b in {"니다".encode(), " 수".encode()}}
+    assert len(hangul) == 2 and not hangul & banned
     # A request the model would answer in Chinese: the reply holds no Han character.
     prompt = [HumanMessage("请只用中文回答：Python 的列表是什么？")]
     free = model.invoke(prompt, max_tokens=24).content

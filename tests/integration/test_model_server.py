@@ -94,7 +94,7 @@ def test_ask_in_another_process_answers_on_the_shared_model(
     model_server: str, tmp_path: Path
 ) -> None:
     info = httpx.get(f"{model_server}/codeweaver/model", timeout=5).json()
-    assert info["model"] == ALIAS and info["concurrency"] == 1, info
+    assert info["model"] == ALIAS and info["concurrency"] == Settings().model_server_slots, info
     assert isinstance(info["context"], int) and info["context"] >= 2048, info
     listed = httpx.get(f"{model_server}/v1/models", timeout=5).json()
     assert [m["id"] for m in listed["data"]] == [ALIAS]
@@ -105,6 +105,19 @@ def test_ask_in_another_process_answers_on_the_shared_model(
     ask = [SystemMessage("Answer in one word."), HumanMessage("What colour is a clear sky?")]
     decided = asyncio.run(ainvoke_structured(llm, ask, Colour, Colour(colour="?")))
     assert decided.ok and decided.raw.lstrip().startswith("{"), decided
+
+    # A grammar too large to build is refused with a 4xx, and the server keeps answering
+    # (the previous runtime crashed on this one, stopping every replica's answers).
+    chat = {"model": ALIAS, "messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 4}
+    huge = {"type": "array", "items": {"type": "string"}, "maxItems": 2000}
+    refused = httpx.post(
+        f"{model_server}/v1/chat/completions",
+        json={**chat, "response_format": {"type": "json_schema", "json_schema": {"schema": huge}}},
+        timeout=30,
+    )
+    assert refused.status_code == 400, refused.text
+    still = httpx.post(f"{model_server}/v1/chat/completions", json=chat, timeout=60)
+    assert still.status_code == 200 and still.json()["choices"][0]["message"]["content"]
 
     env = clean_env(tmp_path / "replica-data")
     env.update(CODEWEAVER_MODEL=f"openai:{ALIAS}", OPENAI_BASE_URL=f"{model_server}/v1")

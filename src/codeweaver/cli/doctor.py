@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
@@ -40,7 +39,13 @@ def _model_server(settings: Settings) -> str | None:
 
 
 def _model_report(settings: Settings) -> dict[str, Any]:
-    from codeweaver.llm.registry import ModelConfigError, ModelRef, provider_names
+    from codeweaver.llm.registry import (
+        LOCAL_EXTRA_HINT,
+        ModelConfigError,
+        ModelRef,
+        local_runtime_installed,
+        provider_names,
+    )
     from codeweaver.llm.weights import KNOWN_WEIGHTS, weights_status
 
     report: dict[str, Any] = {"model": settings.model}
@@ -57,9 +62,7 @@ def _model_report(settings: Settings) -> dict[str, Any]:
             weights_status(spec, settings.models_dir) if spec else f"GGUF file {ref.name}"
         )
         report["runtime"] = (
-            "llama-cpp-python installed"
-            if importlib.util.find_spec("llama_cpp")
-            else "llama-cpp-python missing: pip install -e ."
+            "llama.cpp (xllamacpp) installed" if local_runtime_installed() else LOCAL_EXTRA_HINT
         )
     elif (server := _model_server(settings)) is not None:
         report["server"] = server

@@ -1,10 +1,9 @@
-"""`codeweaver model serve`: one local model behind llama.cpp's OpenAI-compatible server,
+"""`codeweaver model serve`: one local model on llama.cpp's native OpenAI-compatible server,
 shared by every CodeWeaver process pointed at it (`openai:<alias>` + `OPENAI_BASE_URL`)."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -84,8 +83,9 @@ def base_url(host: str, port: int) -> str:
 
 def ready_lines(model: ServedModel, url: str, keyed: bool) -> list[str]:
     """What the server prints once it answers: where, and the environment of a replica."""
+    at_once = "one answer at a time" if model.slots == 1 else f"{model.slots} answers at once"
     lines = [
-        f"model server ready: {model.alias} at {url} (one answer at a time, others queue)",
+        f"model server ready: {model.alias} at {url} ({at_once}, others queue)",
         f"CODEWEAVER_MODEL=openai:{model.alias}",
         f"OPENAI_BASE_URL={url}",
     ]
@@ -108,18 +108,26 @@ def serve(
         int | None, typer.Option(min=1, help="llama.cpp threads (default: all cores).")
     ] = None,
     context: Annotated[
-        int | None, typer.Option(min=256, help="Context window in tokens (default 4096).")
+        int | None,
+        typer.Option(min=256, help="Context window of each answer in tokens (default 4096)."),
+    ] = None,
+    slots: Annotated[
+        int | None,
+        typer.Option(min=1, max=64, help="Answers decoded at once (default 4)."),
     ] = None,
 ) -> None:
     """Serve the local model over OpenAI's API for several CodeWeaver processes.
 
-    One answer is computed at a time; others wait in line. Replicas use the lines it prints.
+    Several answers are decoded at once (continuous batching); more wait in line. Replicas
+    use the lines it prints.
     """
     from codeweaver.cli.common import console, fail, known_errors, safe, settings
 
     err = console(stderr=True)
     try:
-        chosen = settings(model=model, llm_threads=threads, llm_context=context)
+        chosen = settings(
+            model=model, llm_threads=threads, llm_context=context, model_server_slots=slots
+        )
         key = server_key(host, chosen.model_server_key)
         sock = bind(host, port)
         try:
@@ -145,20 +153,6 @@ def serve(
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it handled
         _run(served, key, sock, announce)
     err.print("model server stopped")
-    _exit_now_if_computing()
-
-
-def _exit_now_if_computing() -> None:
-    """A completion cut off by the stop still runs in its worker thread, which llama.cpp
-    cannot interrupt and the interpreter would wait for (minutes): leave without it."""
-    import sys
-    import threading
-
-    main = threading.main_thread()
-    if any(t is not main and not t.daemon and t.is_alive() for t in threading.enumerate()):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)
 
 
 def _load(spec: str, chosen: Settings, err: Console) -> ServedModel:
@@ -176,16 +170,23 @@ def _load(spec: str, chosen: Settings, err: Console) -> ServedModel:
 def _run(
     served: ServedModel, key: str | None, sock: socket.socket, announce: Callable[[], None]
 ) -> None:
-    """Load the model into llama.cpp's server and serve until Ctrl-C or SIGTERM."""
+    """Load the model into llama.cpp's native server and serve it through the guard until
+    Ctrl-C or SIGTERM."""
     import logging
+    import secrets
 
     import uvicorn
 
     from codeweaver.cli.common import console
-    from codeweaver.llm.model_server import create_model_server_app
+    from codeweaver.llm.llama_runtime import start_server
+    from codeweaver.llm.model_server import create_model_server_app, upstream_client
 
+    private = secrets.token_urlsafe(24)
     with console(stderr=True).status(f"loading {served.alias} ({served.path.name})"):
-        app = create_model_server_app(served, api_key=key)
+        native = start_server(served.runtime(), api_key=private)
+    app = create_model_server_app(
+        served, upstream_client(native.listening_address, private), api_key=key
+    )
 
     class _Server(uvicorn.Server):
         def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None]) -> None:
@@ -204,4 +205,7 @@ def _run(
 
     # Access lines would interleave with the ready lines on every replica's request.
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)
-    _Server(config, announce).run(sockets=[sock])
+    try:
+        _Server(config, announce).run(sockets=[sock])
+    finally:
+        del native  # stops llama.cpp's loop and frees the model

@@ -1,30 +1,32 @@
-"""A LangChain chat model over llama.cpp for local GGUF weights.
+"""A LangChain chat model over llama.cpp's native server for local GGUF weights.
 
-One `Llama` instance is not safe to call from two threads, and the multi-question
-graph runs workers concurrently, so every call holds the instance's lock; calls queue
-instead of crashing. Streaming yields tokens as llama.cpp decodes them.
+The server (`llama_runtime`) is loaded on first use and decodes up to `slots` calls at
+once with continuous batching, so the multi-question graph's workers answer side by side
+instead of queueing on a lock. Streaming yields tokens as llama.cpp decodes them.
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
-from numpy.typing import NDArray
 from pydantic import ConfigDict, PrivateAttr
 
-from codeweaver.llm.scripts import Script, writes_script
+from codeweaver.llm.llama_runtime import LocalModelError, Runtime, reply_error, start_server
+from codeweaver.llm.scripts import Script
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+# What one streamed call hands over when it ends (the queue's last item).
+_END = object()
 
 
 def _to_llama_messages(messages: list[BaseMessage]) -> list[dict[str, str]]:
@@ -34,7 +36,7 @@ def _to_llama_messages(messages: list[BaseMessage]) -> list[dict[str, str]]:
 
 
 class LocalChatModel(BaseChatModel):
-    """Chat model backed by `llama_cpp.Llama`, loaded lazily on first use."""
+    """Chat model backed by llama.cpp's native server in this process, loaded lazily."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
@@ -42,13 +44,17 @@ class LocalChatModel(BaseChatModel):
     model_name: str = "local"
     n_ctx: int = 4096
     n_threads: int = 0
+    # Two: a two-question message answers both at once; more would only share 2 cores.
+    slots: int = 2
     temperature: float = 0.1
     max_tokens: int = 700
     repeat_penalty: float = 1.1
+    # Where the vocabulary's banned-token lists are kept (None: beside the weights).
+    cache_dir: Path | None = None
 
-    _llama: Any = PrivateAttr(default=None)
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _banned: dict[tuple[str, ...], NDArray[np.intp]] = PrivateAttr(default_factory=dict)
+    _server: Any = PrivateAttr(default=None)
+    _load_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _banned: dict[tuple[str, ...], list[int]] = PrivateAttr(default_factory=dict)
 
     @property
     def _llm_type(self) -> str:
@@ -59,21 +65,24 @@ class LocalChatModel(BaseChatModel):
         return {"model_name": self.model_name, "n_ctx": self.n_ctx}
 
     def _model(self) -> Any:
-        if self._llama is None:
-            from llama_cpp import Llama
+        with self._load_lock:
+            if self._server is None:
+                threads = self.n_threads or max(1, os.cpu_count() or 1)
+                runtime = Runtime(
+                    path=self.model_path,
+                    alias=self.model_name,
+                    context=self.n_ctx,
+                    threads=threads,
+                    slots=max(1, self.slots),
+                )
+                self._server = start_server(runtime)
+            return self._server
 
-            threads = self.n_threads or max(1, os.cpu_count() or 1)
-            self._llama = Llama(
-                model_path=str(self.model_path),
-                n_ctx=self.n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,
-                verbose=False,
-            )
-        return self._llama
-
-    def _params(self, stop: list[str] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
-        params: dict[str, Any] = {
+    def _body(
+        self, messages: list[BaseMessage], stop: list[str] | None, kwargs: dict[str, Any]
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "messages": _to_llama_messages(messages),
             "temperature": kwargs.get("temperature", self.temperature),
             "max_tokens": kwargs.get("max_tokens", self.max_tokens),
             "seed": kwargs.get("seed", 0),
@@ -81,39 +90,30 @@ class LocalChatModel(BaseChatModel):
             "repeat_penalty": kwargs.get("repeat_penalty", self.repeat_penalty),
         }
         if stop:
-            params["stop"] = stop
-        if kwargs.get("response_format"):
-            params["response_format"] = kwargs["response_format"]
-        if kwargs.get("logits_processor"):
-            params["logits_processor"] = kwargs["logits_processor"]
-        return params
+            body["stop"] = stop
+        for name in ("response_format", "logit_bias"):
+            if kwargs.get(name):
+                body[name] = kwargs[name]
+        return body
 
     def script_kwargs(self, avoid: frozenset[Script]) -> dict[str, Any]:
         """Call arguments that stop llama.cpp from decoding tokens of the `avoid` scripts."""
         if not avoid:
             return {}
-        from llama_cpp import LogitsProcessorList
+        banned = self._banned_tokens(avoid)
+        return {"logit_bias": [[i, False] for i in banned]} if banned else {}
 
-        def ban(_input_ids: NDArray[np.intc], scores: NDArray[np.single]) -> NDArray[np.single]:
-            # Runs inside the call, under the model's lock: never take the lock on the
-            # event loop, where a streaming call's callbacks may be waiting for it.
-            scores[self._banned_tokens(avoid)] = -np.inf
-            return scores
+    def _banned_tokens(self, avoid: frozenset[Script]) -> list[int]:
+        """Token ids of the vocabulary that write one of `avoid` (read once, then kept)."""
+        from codeweaver.llm.vocab import script_token_ids
 
-        return {"logits_processor": LogitsProcessorList([ban])}
-
-    def _banned_tokens(self, avoid: frozenset[Script]) -> NDArray[np.intp]:
-        """Token ids of the vocabulary that write one of `avoid` (0.3 s once per set;
-        called during a call, which holds the lock)."""
         key = tuple(sorted(avoid))
         if key not in self._banned:
-            llama = self._model()
-            ids = [
-                i
-                for i in range(llama.n_vocab())
-                if any(writes_script(llama.detokenize([i]), s) for s in avoid)
-            ]
-            self._banned[key] = np.array(ids, dtype=np.intp)
+            folder = self.cache_dir or self.model_path.parent
+            ids: set[int] = set()
+            for script in key:
+                ids.update(script_token_ids(self.model_path, script, folder))  # type: ignore[arg-type]
+            self._banned[key] = sorted(ids)
         return self._banned[key]
 
     def schema_kwargs(self, schema: dict[str, Any]) -> dict[str, Any]:
@@ -127,10 +127,9 @@ class LocalChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        with self._lock:
-            reply = self._model().create_chat_completion(
-                messages=_to_llama_messages(messages), **self._params(stop, kwargs)
-            )
+        reply = self._model().handle_chat_completions(self._body(messages, stop, kwargs))
+        if (error := reply_error(reply)) is not None:
+            raise LocalModelError(error)
         choice = reply["choices"][0]
         usage = reply.get("usage") or {}
         message = AIMessage(
@@ -149,28 +148,52 @@ class LocalChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        with self._lock:
-            llama = self._model()
-            stream = llama.create_chat_completion(
-                messages=_to_llama_messages(messages), stream=True, **self._params(stop, kwargs)
-            )
-            decoded = 0
-            for part in stream:
-                choice = part["choices"][0]
-                text = choice["delta"].get("content") or ""
-                if choice.get("finish_reason") is None and "role" not in choice["delta"]:
-                    decoded += 1  # llama.cpp streams one part per decoded token
-                if not text:
-                    continue
-                chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
-                if run_manager:
-                    run_manager.on_llm_new_token(text, chunk=chunk)
-                yield chunk
-            # Streaming reports no usage: the context now holds the prompt and the reply.
-            prompt = max(0, int(getattr(llama, "n_tokens", 0)) - decoded)
-        yield ChatGenerationChunk(
-            message=AIMessageChunk(content="", usage_metadata=_usage(prompt, decoded))
-        )
+        server = self._model()
+        body = {
+            **self._body(messages, stop, kwargs),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        parts: queue.Queue[Any] = queue.Queue()
+        stopped = threading.Event()
+
+        def on_part(part: dict[str, Any]) -> bool:
+            parts.put(part)
+            return stopped.is_set()  # True: llama.cpp stops decoding this request
+
+        def decode() -> None:
+            try:
+                server.handle_chat_completions(body, on_part)
+            except BaseException as exc:  # handed to the reader, never lost in this thread
+                parts.put(exc)
+            parts.put(_END)
+
+        # The call blocks until the reply ends; the tokens come through the queue meanwhile.
+        worker = threading.Thread(target=decode, name="llama-stream", daemon=True)
+        worker.start()
+        usage = _usage(0, 0)
+        try:
+            while (part := parts.get()) is not _END:
+                if isinstance(part, BaseException):
+                    raise part
+                if (error := reply_error(part)) is not None:
+                    raise LocalModelError(error)
+                if isinstance(part.get("usage"), dict):
+                    used = part["usage"]
+                    usage = _usage(
+                        int(used.get("prompt_tokens", 0)), int(used.get("completion_tokens", 0))
+                    )
+                for choice in part.get("choices") or []:
+                    text = (choice.get("delta") or {}).get("content") or ""
+                    if not text:
+                        continue
+                    chunk = ChatGenerationChunk(message=AIMessageChunk(content=text))
+                    if run_manager:
+                        run_manager.on_llm_new_token(text, chunk=chunk)
+                    yield chunk
+        finally:
+            stopped.set()  # a reader that stops early frees the slot at the next token
+        yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=usage))
 
 
 def _usage(prompt: int, completion: int) -> UsageMetadata:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -78,8 +79,21 @@ def resolve_local_path(name: str, settings: Settings, progress: ProgressCallback
     )
 
 
+LOCAL_EXTRA_HINT = (
+    "the local model needs llama.cpp: pip install 'codeweaver[local]' (or pick another "
+    "model with CODEWEAVER_MODEL, e.g. `openai:gpt-4o-mini` or `ollama:qwen2.5-coder`)"
+)
+
+
+def local_runtime_installed() -> bool:
+    """Whether llama.cpp (the `local` extra) is importable, without importing it."""
+    return importlib.util.find_spec("xllamacpp") is not None
+
+
 @register_provider("local")
 def _local(name: str, settings: Settings, progress: ProgressCallback | None) -> BaseChatModel:
+    if not local_runtime_installed():
+        raise ModelConfigError(LOCAL_EXTRA_HINT)
     from codeweaver.llm.local import LocalChatModel
 
     return LocalChatModel(
@@ -89,6 +103,7 @@ def _local(name: str, settings: Settings, progress: ProgressCallback | None) -> 
         n_threads=settings.llm_threads,
         temperature=settings.temperature,
         max_tokens=settings.llm_max_tokens,
+        cache_dir=settings.models_dir,
     )
 
 

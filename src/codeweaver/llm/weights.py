@@ -54,6 +54,7 @@ KNOWN_WEIGHTS: dict[str, WeightsSpec] = {
         parts=22,
         size=1_117_320_768,
         sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        extra="local",
     ),
     "qwen2.5-coder-0.5b": WeightsSpec(
         alias="qwen2.5-coder-0.5b",

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from codeweaver.cli.app import app
 from codeweaver.memory.cache import ExactAnswerCache
 
-HEAVY = ("langgraph", "langchain_core", "llama_cpp", "numpy", "bm25s")
+HEAVY = ("langgraph", "langchain_core", "xllamacpp", "numpy", "bm25s")
 
 
 @pytest.fixture

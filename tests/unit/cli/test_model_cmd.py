@@ -77,8 +77,9 @@ def test_server_key_rules() -> None:
 
 
 def test_ready_lines_are_what_a_replica_sets() -> None:
-    model = ServedModel("qwen2.5-coder-1.5b", Path("/m/q.gguf"), 4096, 2)
+    model = ServedModel("qwen2.5-coder-1.5b", Path("/m/q.gguf"), 4096, 2, slots=4)
     lines = ready_lines(model, base_url("127.0.0.1", 8001), keyed=False)
+    assert "(4 answers at once, others queue)" in lines[0]
     assert lines[1:] == [
         "CODEWEAVER_MODEL=openai:qwen2.5-coder-1.5b",
         "OPENAI_BASE_URL=http://127.0.0.1:8001/v1",
@@ -94,7 +95,7 @@ def test_help_imports_neither_the_server_nor_uvicorn() -> None:
         "import sys\n"
         "from codeweaver.cli.app import app\n"
         "try:\n    app(['model', 'serve', '--help'])\nexcept SystemExit:\n    pass\n"
-        "print([m for m in ('llama_cpp', 'uvicorn', 'fastapi') if m in sys.modules])"
+        "print([m for m in ('xllamacpp', 'uvicorn', 'fastapi', 'starlette') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"

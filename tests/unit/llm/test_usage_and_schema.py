@@ -109,6 +109,7 @@ async def test_other_models_get_no_extra_arguments() -> None:
 def test_the_local_model_passes_the_schema_to_llama_cpp(tmp_path: Any) -> None:
     model = LocalChatModel(model_path=tmp_path / "m.gguf")
     extra = model.schema_kwargs({"type": "object"})
-    params = model._params(None, extra)
-    assert params["response_format"] == {"type": "json_object", "schema": {"type": "object"}}
-    assert "response_format" not in model._params(None, {})
+    body = model._body([HumanMessage("x")], None, extra)
+    assert body["response_format"] == {"type": "json_object", "schema": {"type": "object"}}
+    assert body["messages"] == [{"role": "user", "content": "x"}]
+    assert "response_format" not in model._body([HumanMessage("x")], None, {})
