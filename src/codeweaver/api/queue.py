@@ -1,7 +1,7 @@
 """A bounded queue in front of answer computation.
 
-A local model computes one answer at a time on a few cores; more requests wait their turn
-in order, up to a limit, and beyond it the API answers 503 with `Retry-After` instead of
+A local model computes a couple of answers at a time on a few cores; more requests wait
+their turn in order, up to a limit, and beyond it the API answers 503 with `Retry-After` instead of
 piling work up. Waiting happens on the event loop (inference itself runs in worker
 threads), so health checks and other requests stay fast.
 
@@ -292,11 +292,14 @@ class RunLine(Protocol):
 
 
 def run_slots(settings: Settings) -> int:
-    """Answers computed at once: the setting, else one for a local model (llama.cpp
-    uses every core for one answer) and eight for a remote one."""
+    """Answers computed at once: the setting, else the in-process model's slots for a
+    local model (llama.cpp decodes them together on every core) and eight for a remote
+    one."""
+    from codeweaver.llm.llama_runtime import IN_PROCESS_SLOTS
+
     if settings.api_concurrency is not None:
         return settings.api_concurrency
-    return 1 if settings.provider == "local" else 8
+    return IN_PROCESS_SLOTS if settings.provider == "local" else 8
 
 
 def queue_for(settings: Settings, slots: int | None = None) -> RunLine:

@@ -29,6 +29,9 @@ from typing import Any
 
 logger = logging.getLogger(__name__)
 
+# Requests the in-process model decodes together: a two-question message answers both at
+# once, and more would only share the same cores.
+IN_PROCESS_SLOTS = 2
 # Host memory kept for idle slots' prompts (llama.cpp's default is 8 GiB).
 _PROMPT_CACHE_MIB = 512
 # Larger than any libc's `struct sigaction` (152 bytes on x86-64 glibc): kept as raw bytes.

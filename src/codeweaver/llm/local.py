@@ -21,7 +21,13 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
-from codeweaver.llm.llama_runtime import LocalModelError, Runtime, reply_error, start_server
+from codeweaver.llm.llama_runtime import (
+    IN_PROCESS_SLOTS,
+    LocalModelError,
+    Runtime,
+    reply_error,
+    start_server,
+)
 from codeweaver.llm.scripts import Script
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
@@ -44,8 +50,7 @@ class LocalChatModel(BaseChatModel):
     model_name: str = "local"
     n_ctx: int = 4096
     n_threads: int = 0
-    # Two: a two-question message answers both at once; more would only share 2 cores.
-    slots: int = 2
+    slots: int = IN_PROCESS_SLOTS
     temperature: float = 0.1
     max_tokens: int = 700
     repeat_penalty: float = 1.1

@@ -24,7 +24,7 @@ def model_server() -> Iterator[str]:
 
     @app.get("/codeweaver/model")
     def info() -> dict[str, Any]:
-        return {"model": MODEL, "concurrency": 1, "context": 4096}
+        return {"model": MODEL, "concurrency": 4, "context": 4096}
 
     @app.get("/v1/models")
     def models() -> dict[str, Any]:
@@ -49,15 +49,15 @@ def test_the_queue_takes_the_model_servers_concurrency(tmp_path: Path, model_ser
         "url": f"{model_server}/v1",
         "reachable": True,
         "models": [MODEL],
-        "concurrency": 1,
+        "concurrency": 4,
         "error": None,
     }
-    assert body["queue"]["concurrency"] == 1  # not the 8 a remote model gets by default
+    assert body["queue"]["concurrency"] == 4  # not the 8 a remote model gets by default
 
 
 def test_an_explicit_concurrency_overrides_the_server(tmp_path: Path, model_server: str) -> None:
     body = health(tmp_path, openai_base_url=f"{model_server}/v1", api_concurrency=3)
-    assert body["model_server"]["concurrency"] == 1
+    assert body["model_server"]["concurrency"] == 4
     assert body["queue"]["concurrency"] == 3
 
 

@@ -149,9 +149,7 @@ def recorded_server(seen: list[httpx.Request]) -> Callable[[httpx.Request], http
     return handle
 
 
-def guard(
-    seen: list[httpx.Request], key: str | None = None, context: int = 4096
-) -> TestClient:
+def guard(seen: list[httpx.Request], key: str | None = None, context: int = 4096) -> TestClient:
     model = ServedModel(ALIAS, Path("/m/q.gguf"), context, 2, slots=4)
     return TestClient(create_model_server_app(model, native(recorded_server(seen)), key))
 
@@ -217,7 +215,9 @@ def test_a_schema_with_huge_repetitions_is_refused_before_llama_cpp(schema: Any)
         {"type": "json_schema", "json_schema": {"name": "r", "schema": schema}},
         {"type": "json_object", "schema": schema},
     ):
-        refused = client.post("/v1/chat/completions", json={**CHAT, "response_format": response_format})
+        refused = client.post(
+            "/v1/chat/completions", json={**CHAT, "response_format": response_format}
+        )
         assert refused.status_code == 400, refused.text
         error = refused.json()["error"]
         assert error["type"] == "invalid_request_error" and "repetition bound" in error["message"]
