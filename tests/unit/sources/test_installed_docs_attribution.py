@@ -13,7 +13,7 @@ from codeweaver.sources.installed_docs import (
 )
 from codeweaver.sources.installed_docs.licence import Licences
 from codeweaver.sources.installed_docs.model import DocEntry
-from codeweaver.sources.installed_docs.source import to_result
+from codeweaver.sources.installed_docs.results import to_result
 
 LONG_LICENSE = "Copyright (c) 2020, Somebody\nAll rights reserved.\n" + "Redistribution " * 20
 

@@ -1,24 +1,39 @@
 """The dense half of the docs search: the embedder and the vectors of the loaded index.
 
 Vectors are loaded from beside the index, or embedded when missing or stale: in the caller's
-thread with progress when it can wait (`prepare`, `ensure_index`), otherwise in a background
-thread while searches go on without them. An embedder that cannot be created (weights not
-installed) leaves the search without vectors and says why in `problem`.
+thread with progress when it asks to wait (`ensure_index`), otherwise in a background thread
+at the lowest CPU priority while searches go on without them (`prepare`, a search). One
+process builds at a time (`vectors.BuildLock`): another one's thread waits for it, then
+loads what it made; a build that stopped half way is resumed from its saved cache. An
+embedder that cannot be created (weights not installed) leaves the search without vectors
+and says why in `problem`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
 from codeweaver.embeddings.base import Embedder, Vectors
 from codeweaver.sources.installed_docs.indexer import LoadedIndex
 from codeweaver.sources.installed_docs.model import ProgressCallback
-from codeweaver.sources.installed_docs.vectors import EMBEDDER, build_vectors, load_vectors
+from codeweaver.sources.installed_docs.vectors import (
+    EMBEDDER,
+    PHASE,
+    BuildLock,
+    BuildProgress,
+    build_vectors,
+    load_vectors,
+    read_progress,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -28,6 +43,23 @@ def default_embedder() -> Embedder:
     from codeweaver.embeddings import create_embedder
 
     return create_embedder(EMBEDDER, Settings())
+
+
+@dataclass(frozen=True)
+class VectorsState:
+    """Where the vectors of the loaded index are: `ready`, `building` (here or in another
+    process, with `progress`), `missing` (no build started yet), `failed` or `off`."""
+
+    state: str
+    progress: BuildProgress | None = None
+    problem: str | None = None
+
+
+def _lowest_priority() -> None:
+    """This thread, and its BLAS work, yield the CPU to everything else (answers first)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
 class DenseVectors:
@@ -82,7 +114,7 @@ class DenseVectors:
         if embedder is None:
             return None
         if wait:
-            return self._load_or_build(loaded, embedder, progress)
+            return self._locked_build(loaded, embedder, progress, low_priority=False)
         with self._state:
             recently_failed = (
                 self._failed_at is not None
@@ -111,6 +143,23 @@ class DenseVectors:
         thread = self._background
         if thread is not None:
             thread.join(timeout)
+
+    def state(self, loaded: LoadedIndex | None) -> VectorsState:
+        """Where the vectors of `loaded` are (cheap: reads a small file at most)."""
+        if not self.enabled:
+            return VectorsState("off")
+        if self.problem is not None:
+            return VectorsState("failed", problem=self.problem)
+        if loaded is None:
+            return VectorsState("missing")
+        with self._state:
+            if self._vectors is not None and self._vectors[0] == loaded.info.fingerprint:
+                return VectorsState("ready")
+            building = self._background is not None and self._background.is_alive()
+        found = read_progress(loaded.info.path)
+        if found is not None and (building or _alive(found.pid)):
+            return VectorsState("building", found)
+        return VectorsState("building" if building else "missing")
 
     def _load(self, loaded: LoadedIndex, embedder: Embedder) -> Vectors | None:
         info = loaded.info
@@ -144,5 +193,48 @@ class DenseVectors:
                 self._failed_at = None
             return vectors
 
+    def _locked_build(
+        self,
+        loaded: LoadedIndex,
+        embedder: Embedder,
+        progress: ProgressCallback | None,
+        *,
+        low_priority: bool,
+    ) -> Vectors | None:
+        """Load or build under the folder's `BuildLock`, waiting (with a word to `progress`)
+        while another process holds it."""
+        lock = BuildLock(loaded.info.path)
+        try:
+            if not lock.acquire(blocking=False):
+                logger.info("installed_docs: another process is embedding; waiting for it")
+                if progress is not None:
+                    progress(f"{PHASE} (in another process)", 0, 0)
+                lock.acquire(blocking=True)
+        except OSError as exc:  # a read-only index folder: build in memory, unlocked
+            logger.info("installed_docs: no build lock in %s: %s", loaded.info.path, exc)
+        try:
+            if low_priority:
+                _lowest_priority()
+            return self._load_or_build(loaded, embedder, progress)
+        finally:
+            lock.release()
+
     def _background_build(self, loaded: LoadedIndex, embedder: Embedder) -> None:
-        self._load_or_build(loaded, embedder, None)
+        from threadpoolctl import threadpool_limits
+
+        # One BLAS thread: the work stays in this (lowest-priority) thread.
+        with threadpool_limits(limits=1, user_api="blas"):
+            self._locked_build(loaded, embedder, None, low_priority=True)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` still runs (a build record of a dead process is stale)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: it exists
+        return True
+    return True

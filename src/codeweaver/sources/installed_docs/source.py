@@ -9,9 +9,12 @@ correct answer uses, calibrated on CoNaLa questions (0.5 = about one such entry 
 Only results scoring at least `ranking.SCORE_THRESHOLD` are returned, so a question the
 installed docs cannot answer gets no result rather than a misleading one.
 
-Vectors missing for the current index are embedded by `prepare`/`ensure_index` (with
-progress); a search that finds them missing starts that work in a background thread and
-ranks without vectors until it is done.
+The BM25 index is built or loaded by `prepare` (seconds; the first build after an install,
+which parses only the distributions that changed, up to a minute). Vectors missing for it
+are embedded in a background thread (`prepare`, or a search that finds them missing) while
+searches rank without them, or in the caller's thread by `ensure_index`. A search that meets
+an index being built does not wait for it: the run goes on without this source, whose
+`building()` line says how far it is.
 
 The docs indexed are those of one Python environment (`environment`, found by `project`):
 the user's project's, or CodeWeaver's own; each keeps its indexes in its own folder.
@@ -20,11 +23,8 @@ the user's project's, or CodeWeaver's own; each keeps its indexes in its own fol
 from __future__ import annotations
 
 import asyncio
-import builtins
 import logging
 import os
-import re
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -37,157 +37,20 @@ from codeweaver.sources.installed_docs.collect import CollectorOptions, DocEntry
 from codeweaver.sources.installed_docs.dense import DenseVectors
 from codeweaver.sources.installed_docs.exact import other_language
 from codeweaver.sources.installed_docs.indexer import IndexInfo, LoadedIndex
-from codeweaver.sources.installed_docs.licence import Licences, attribution
+from codeweaver.sources.installed_docs.licence import Licences
 from codeweaver.sources.installed_docs.project import (
     Environment,
     env_index_dir,
     record_environment,
 )
 from codeweaver.sources.installed_docs.ranking import HybridRanker, RankingOptions
+from codeweaver.sources.installed_docs.results import (
+    SOURCE_NAME,
+    to_result,
+)
 from codeweaver.vocabulary import Intent, SearchResult
 
 logger = logging.getLogger(__name__)
-
-SOURCE_NAME = "installed_docs"
-SNIPPET_CHARS = 1200
-
-
-# --------------------------------------------------------------------------- URLs
-
-
-def _docs_base(version: str = "") -> str:
-    """docs.python.org for `version` (`3.12.1`: the indexed Python's), else ours."""
-    parts = version.split(".")
-    if len(parts) >= 2 and parts[0].isdigit() and parts[1].isdigit():
-        return f"https://docs.python.org/{parts[0]}.{parts[1]}"
-    return f"https://docs.python.org/{sys.version_info.major}.{sys.version_info.minor}"
-
-
-#: Stdlib packages documented on one page (submodules without a page of their own).
-_SINGLE_PAGE = frozenset(
-    {"json", "asyncio", "sqlite3", "ctypes", "tomllib", "zoneinfo", "wsgiref", "multiprocessing",
-     "concurrent", "email", "http", "importlib", "unittest", "xml", "urllib", "logging", "os",
-     "collections", "dbm", "curses", "encodings", "html", "venv", "zipfile"}
-)  # fmt: skip
-#: Submodules that do have their own page.
-_SUBPAGES = frozenset(
-    {"os.path", "collections.abc", "concurrent.futures", "email.mime", "email.message",
-     "email.parser", "email.policy", "email.utils", "email.headerregistry", "http.client",
-     "http.server", "http.cookies", "http.cookiejar", "importlib.metadata",
-     "importlib.resources", "unittest.mock", "xml.etree.ElementTree", "xml.dom",
-     "xml.dom.minidom", "xml.sax", "urllib.request", "urllib.parse", "urllib.error",
-     "urllib.robotparser", "logging.handlers", "logging.config", "multiprocessing.shared_memory",
-     "html.parser", "html.entities", "curses.ascii", "curses.panel", "json.tool"}
-)  # fmt: skip
-
-
-def _stdlib_page(module: str) -> str:
-    if module in _SUBPAGES:
-        return module.lower()
-    top = module.split(".")[0]
-    return top if top in _SINGLE_PAGE or "." in module else module.lower()
-
-
-def stdlib_url(module: str, name: str, kind: str, version: str = "") -> str:
-    """Best-effort docs.python.org anchor (`library/json.html#json.loads`) of `version`."""
-    base = _docs_base(version)
-    if module == "builtins":
-        rest = name.removeprefix("builtins.")
-        if "." in rest:
-            return f"{base}/library/stdtypes.html#{rest}"
-        obj = getattr(builtins, rest, None)
-        if isinstance(obj, type) and issubclass(obj, BaseException):
-            return f"{base}/library/exceptions.html#{rest}"
-        return f"{base}/library/functions.html#{rest}"
-    anchor = f"module-{module}" if kind == "module" else name
-    return f"{base}/library/{_stdlib_page(module)}.html#{anchor}"
-
-
-_TOPIC_PAGES: dict[str, tuple[str, ...]] = {
-    "reference/simple_stmts": ("assert", "assignment", "augassign", "break", "continue", "del",
-                               "global", "import", "nonlocal", "pass", "raise", "return",
-                               "yield"),
-    "reference/compound_stmts": ("async", "class", "compound", "else", "for", "function", "if",
-                                 "try", "while", "with"),
-    "reference/expressions": ("atom-identifiers", "atom-literals", "attribute-references",
-                              "await", "binary", "bitwise", "booleans", "calls", "comparisons",
-                              "conversions", "dict", "exprlists", "in", "lambda", "lists",
-                              "operator-summary", "power", "shifting", "slicings",
-                              "subscriptions", "unary"),
-    "reference/lexical_analysis": ("floating", "id-classes", "identifiers", "imaginary",
-                                   "integers", "numbers", "strings"),
-    "reference/datamodel": ("attribute-access", "callable-types", "context-managers",
-                            "customization", "numeric-types", "objects", "sequence-types",
-                            "specialnames", "types"),
-    "reference/executionmodel": ("dynamic-features", "exceptions", "execmodel", "naming"),
-    "library/stdtypes": ("bltin-code-objects", "bltin-ellipsis-object", "bltin-null-object",
-                         "bltin-type-objects", "specialattrs", "string-methods", "truth",
-                         "typesfunctions", "typesmapping", "typesmethods", "typesmodules",
-                         "typesseq", "typesseq-mutable"),
-    "library/string": ("formatstrings",),
-    "library/pdb": ("debugger",),
-}  # fmt: skip
-_TOPIC_URL = {label: page for page, labels in _TOPIC_PAGES.items() for label in labels}
-
-
-def topic_url(label: str, version: str = "") -> str:
-    """docs.python.org page of a `pydoc_data.topics` label (the docs' search page if unknown)."""
-    page = _TOPIC_URL.get(label)
-    if page is None:
-        return f"{_docs_base(version)}/search.html?q={label}"
-    return f"{_docs_base(version)}/{page}.html#{label}"
-
-
-# --------------------------------------------------------------------------- results
-
-
-def entry_url(entry: DocEntry) -> str:
-    if entry.kind == "topic":
-        return topic_url(entry.name, entry.version)
-    if entry.package == "python":
-        return stdlib_url(entry.module, entry.name, entry.kind, entry.version)
-    if entry.home:
-        return entry.home
-    return Path(entry.path).as_uri() if entry.path else ""
-
-
-def entry_reference(entry: DocEntry) -> str:
-    name = f"topic:{entry.name}" if entry.kind == "topic" else entry.name
-    return f"{entry.package}:{name}@{entry.version}"
-
-
-def entry_title(entry: DocEntry) -> str:
-    if entry.kind == "topic":
-        return f"{entry.name} (language reference topic) — {entry.display} {entry.version}"
-    return f"{entry.name} — {entry.display} {entry.version}"
-
-
-def make_snippet(entry: DocEntry, limit: int = SNIPPET_CHARS) -> str:
-    """Signature, a blank line, then the docstring; cut at a word boundary near `limit`."""
-    text = f"{entry.signature}\n\n{entry.doc}".strip() if entry.signature else entry.doc
-    text = re.sub(r"\n{3,}", "\n\n", text)
-    if len(text) <= limit:
-        return text
-    cut = text.rfind(" ", limit // 2, limit)
-    return text[: cut if cut > 0 else limit].rstrip() + " …"
-
-
-def to_result(entry: DocEntry, score: float, licence: str = "") -> SearchResult:
-    """`licence`: the entry's package licence, "" when unknown (never None: it would be
-    shown as the word "None")."""
-    result = SearchResult(
-        title=entry_title(entry),
-        url=entry_url(entry),
-        snippet=make_snippet(entry),
-        source=SOURCE_NAME,
-        score=score,
-        date=None,
-        reference=entry_reference(entry),
-        attribution=attribution(licence),
-    )
-    if entry.kind != "topic":
-        result["api"], result["api_kind"] = entry.name, entry.kind
-    return result
 
 
 def distribution_versions(entries: list[DocEntry]) -> dict[str, str]:
@@ -208,6 +71,12 @@ def distribution_versions(entries: list[DocEntry]) -> dict[str, str]:
         if top not in shared:
             versions.setdefault(top, versions[package])
     return versions
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    return f"{round(seconds / 60)} min"
 
 
 class InstalledDocsSource:
@@ -259,6 +128,7 @@ class InstalledDocsSource:
         self._loaded: LoadedIndex | None = None
         self._checked_at = 0.0
         self._failure: tuple[float, str] | None = None  # (monotonic time, message)
+        self._build_phase: tuple[str, int, int] | None = None  # while the index is built
         self._versions: tuple[LoadedIndex, dict[str, str]] | None = None
 
     def status(self) -> SourceStatus:
@@ -278,13 +148,39 @@ class InstalledDocsSource:
         return loaded.info
 
     def prepare(self, progress: ProgressCallback | None = None) -> None:
-        """Build or load the index and its vectors up front, so the first search is fast
-        (`Preparable`); `SourceError` names vectors that could not be made (the source still
-        searches without them)."""
-        self.ensure_index(progress)
+        """Build or load the BM25 index up front, so the first search is fast, and start
+        embedding what lacks a vector in the background (`Preparable`); `SourceError` names
+        vectors that cannot be made (the source still searches without them)."""
+        loaded = self._ensure(progress, retry=True)
+        self._ranker_for(loaded, None, wait=False)
         if self._dense.problem:
             problem = self._dense.problem
             raise SourceError(f"installed_docs: searching without dense vectors: {problem}")
+
+    def building(self) -> str | None:
+        """What is still being made, in a line (None when the index and its vectors are
+        ready): the index itself, or the vectors with how many are left and an estimate."""
+        phase = self._build_phase
+        if phase is not None:
+            name, done, total = phase
+            return (
+                f"building the docs index: {name.lower()} {done:,}/{total:,}"
+                if total
+                else (f"building the docs index: {name.lower()}")
+            )
+        loaded = self._loaded
+        if loaded is None:
+            return None
+        state = self._dense.state(loaded)
+        if state.state in {"ready", "off", "failed"}:
+            return None
+        found = state.progress
+        if found is None:
+            return "embedding the docs entries: starting"
+        eta = found.eta_seconds()
+        left = f", about {_duration(eta)} left" if eta is not None else ""
+        counted = f"{found.done:,}/{found.total:,}"
+        return f"embedding the docs entries: {counted}{left} (search works meanwhile)"
 
     def catalogue(self) -> dict[str, str]:
         """Documented function, method, class and property names -> their package."""
@@ -323,38 +219,61 @@ class InstalledDocsSource:
                 self._ranker = ranker.with_vectors(vectors)
             return self._ranker or ranker
 
-    def _ensure(self, progress: ProgressCallback | None, *, retry: bool) -> LoadedIndex:
-        with self._lock:
-            loaded = self._loaded
-            now = time.monotonic()
-            if loaded is not None and now - self._checked_at < self._recheck_interval:
-                return loaded
-            if not retry and self._failure and now - self._failure[0] < self._retry_after:
-                raise SourceError(self._failure[1])
-            try:
-                fingerprint = indexer.compute_fingerprint(self.options)
-                if loaded is None or loaded.info.fingerprint != fingerprint:
-                    if self.environment is not None and self.env_dir != self.index_dir:
-                        record_environment(self.env_dir, self.environment)
-                    loaded = indexer.open_index(
-                        self.env_dir,
-                        self.options,
-                        progress or self._progress,
-                        fingerprint,
-                        parsed_dir=self._parsed_dir,
-                    )
-            except Exception as exc:  # any failure: the run goes on without this source
-                logger.warning("installed_docs index unavailable", exc_info=True)
-                message = f"installed_docs: cannot build or load the index in {self.env_dir}: {exc}"
-                self._failure = (time.monotonic(), message)
-                raise SourceError(message) from exc
-            self._loaded, self._checked_at, self._failure = loaded, time.monotonic(), None
+    def _ensure(
+        self, progress: ProgressCallback | None, *, retry: bool, wait: bool = True
+    ) -> LoadedIndex:
+        """The loaded index, built or reloaded when the installation changed. `wait=False`
+        (a search): `SourceError` at once when another thread is building it."""
+        if not self._lock.acquire(timeout=-1 if wait else 2.0):
+            raise SourceError(f"installed_docs: {self.building() or 'the index is being built'}")
+        try:
+            return self._ensure_locked(progress, retry=retry)
+        finally:
+            self._lock.release()
+
+    def _ensure_locked(self, progress: ProgressCallback | None, *, retry: bool) -> LoadedIndex:
+        loaded = self._loaded
+        now = time.monotonic()
+        if loaded is not None and now - self._checked_at < self._recheck_interval:
             return loaded
+        if not retry and self._failure and now - self._failure[0] < self._retry_after:
+            raise SourceError(self._failure[1])
+        try:
+            fingerprint = indexer.compute_fingerprint(self.options)
+            if loaded is None or loaded.info.fingerprint != fingerprint:
+                if self.environment is not None and self.env_dir != self.index_dir:
+                    record_environment(self.env_dir, self.environment)
+                loaded = indexer.open_index(
+                    self.env_dir,
+                    self.options,
+                    self._tracked(progress or self._progress),
+                    fingerprint,
+                    parsed_dir=self._parsed_dir,
+                )
+        except Exception as exc:  # any failure: the run goes on without this source
+            logger.warning("installed_docs index unavailable", exc_info=True)
+            message = f"installed_docs: cannot build or load the index in {self.env_dir}: {exc}"
+            self._failure = (time.monotonic(), message)
+            raise SourceError(message) from exc
+        finally:
+            self._build_phase = None
+        self._loaded, self._checked_at, self._failure = loaded, time.monotonic(), None
+        return loaded
+
+    def _tracked(self, progress: ProgressCallback | None) -> ProgressCallback:
+        """`progress`, also kept for `building()`."""
+
+        def track(phase: str, done: int, total: int) -> None:
+            self._build_phase = (phase, done, total)
+            if progress is not None:
+                progress(phase, done, total)
+
+        return track
 
     def search_sync(self, query: str, limit: int) -> list[SearchResult]:
         if not query.strip() or limit <= 0:
             return []
-        ranker = self._ranker_for(self._ensure(None, retry=False), None, wait=False)
+        ranker = self._ranker_for(self._ensure(None, retry=False, wait=False), None, wait=False)
         if other_language(query, ranker.top_set) is not None:
             return []
         licence = self._licences.of

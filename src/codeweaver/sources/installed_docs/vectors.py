@@ -23,18 +23,28 @@ Each environment keeps its own cache beside its indexes (a project environment's
 `<index dir>/envs/<key>/`, see `project`), so building one never evicts another's texts. A
 project environment's build also reads CodeWeaver's own cache (`<index dir>`): the stdlib
 and the packages both environments share are then not embedded again.
+
+Embedding all the entries takes minutes on two cores, and a process may stop half way (a
+one-shot `ask`, Ctrl-C): the cache is saved every `CHECKPOINT_SECONDS` during a build, so
+the next build starts where this one stopped. One process builds a folder's vectors at a
+time (`BuildLock`, a lock file the system releases when the process ends); the others
+search without vectors meanwhile and read its progress (`read_progress`, with an estimate).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 import re
+import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
 import numpy as np
 
@@ -45,6 +55,9 @@ logger = logging.getLogger(__name__)
 
 VECTORS = "vectors.npy"
 VECTORS_META = "vectors.json"
+PROGRESS = "vectors-progress.json"
+LOCK = ".vectors.lock"
+CHECKPOINT_SECONDS = 20.0
 VECTORS_FORMAT = 2  # 2: `embedding_text` skips code lines, builtins named as Python spells them
 CACHE_FORMAT = 1
 EMBEDDER = "minilm"
@@ -181,14 +194,25 @@ def _save_cache(index_dir: Path, embedder: Embedder, keys: list[str], vectors: V
     _write_atomic(keys_path, json.dumps(meta).encode())
 
 
+#: Called during a build with the digests and vectors of the rows made so far.
+Checkpoint = Callable[[list[str], Vectors], None]
+
+
+def missing_texts(entries: Sequence[DocEntry], known: dict[str, Vectors]) -> int:
+    """How many entries' texts `known` lacks: what a build would embed."""
+    return sum(_digest(embedding_text(e)) not in known for e in entries)
+
+
 def embed_entries(
     entries: Sequence[DocEntry],
     embedder: Embedder,
     progress: ProgressCallback | None = None,
     known: dict[str, Vectors] | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> tuple[list[str], Vectors]:
     """(text digests, unit vectors) of every entry; texts found in `known` are not embedded
-    again. Progress counts entries, reused ones at once."""
+    again. Progress counts entries, reused ones at once; `checkpoint` gets the rows made so
+    far every `CHECKPOINT_SECONDS`."""
     texts = [embedding_text(e) for e in entries]
     keys = [_digest(t) for t in texts]
     out = np.zeros((len(entries), embedder.dimension), dtype=np.float32)
@@ -201,12 +225,18 @@ def embed_entries(
     done = len(entries) - len(todo)
     if progress is not None:
         progress(PHASE, done, len(entries))
+    saved_at = time.monotonic()
     for start in range(0, len(todo), _BATCH):
         rows = todo[start : start + _BATCH]
         out[rows] = embedder.embed([texts[i] for i in rows])
         done += len(rows)
         if progress is not None:
             progress(PHASE, done, len(entries))
+        last = start + _BATCH >= len(todo)
+        if checkpoint is not None and not last and time.monotonic() - saved_at > CHECKPOINT_SECONDS:
+            made = sorted({*range(len(entries))} - set(todo[start + _BATCH :]))
+            checkpoint([keys[i] for i in made], out[made])
+            saved_at = time.monotonic()
     return keys, out
 
 
@@ -230,10 +260,26 @@ def build_vectors(
     embedder: Embedder,
     progress: ProgressCallback | None = None,
 ) -> Vectors:
-    """Embed the entries (reusing the last set built beside `folder`) and store them in
-    `folder` (the array first, then its metadata)."""
+    """Embed the entries (reusing the last set built beside `folder`, saving it as it
+    grows) and store them in `folder` (the array first, then its metadata). The caller
+    holds the folder's `BuildLock`."""
     known = _known_vectors(folder, embedder)
-    keys, vectors = embed_entries(entries, embedder, progress, known)
+    started = time.time()
+    missing = missing_texts(entries, known)
+    done_before = len(entries) - missing
+
+    def report(phase: str, done: int, total: int) -> None:
+        write_progress(folder, done - done_before, missing, started)
+        if progress is not None:
+            progress(phase, done, total)
+
+    def checkpoint(keys: list[str], vectors: Vectors) -> None:
+        try:
+            _save_cache(folder.parent, embedder, keys, vectors)
+        except OSError as exc:
+            logger.info("cannot save the embedding cache in %s: %s", folder.parent, exc)
+
+    keys, vectors = embed_entries(entries, embedder, report, known, checkpoint)
     logger.info("embedded doc entries: %d reused of %d", len(known.keys() & set(keys)), len(keys))
     try:
         (folder / VECTORS_META).unlink(missing_ok=True)
@@ -243,4 +289,80 @@ def build_vectors(
         _save_cache(folder.parent, embedder, keys, vectors)
     except OSError as exc:  # a read-only cache still searches, with the vectors in memory
         logger.warning("cannot store installed-docs vectors in %s: %s", folder, exc)
+    (folder / PROGRESS).unlink(missing_ok=True)
     return vectors
+
+
+# --------------------------------------------------------------------------- one builder
+
+
+class BuildLock:
+    """The right to build one folder's vectors, held across processes (a lock file the
+    system frees when its process ends, however it ends)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / LOCK
+        self._handle: IO[str] | None = None
+
+    def acquire(self, blocking: bool) -> bool:
+        import portalocker
+
+        handle = self.path.open("a")
+        flags = portalocker.LockFlags.EXCLUSIVE
+        if not blocking:
+            flags |= portalocker.LockFlags.NON_BLOCKING
+        try:
+            portalocker.lock(handle, flags)
+        except portalocker.exceptions.LockException:
+            handle.close()
+            return False
+        self._handle = handle
+        return True
+
+    def release(self) -> None:
+        import portalocker
+
+        if self._handle is not None:
+            portalocker.unlock(self._handle)
+            self._handle.close()
+            self._handle = None
+
+
+@dataclass(frozen=True)
+class BuildProgress:
+    """How far a build of vectors is: texts embedded of those missing, and when it began."""
+
+    done: int
+    total: int
+    started: float  # time.time()
+    updated: float
+    pid: int
+
+    def eta_seconds(self) -> float | None:
+        """Seconds left at the rate so far (None before there is a rate)."""
+        elapsed = self.updated - self.started
+        if self.done <= 0 or elapsed <= 0:
+            return None
+        return (self.total - self.done) * elapsed / self.done
+
+
+def write_progress(folder: Path, done: int, total: int, started: float) -> None:
+    """Record a build's progress beside its index (for other processes; best effort)."""
+    record: dict[str, Any] = {
+        "done": done, "total": total, "started": started, "updated": time.time(),
+        "pid": os.getpid(),
+    }  # fmt: skip
+    with contextlib.suppress(OSError):
+        _write_atomic(folder / PROGRESS, json.dumps(record).encode())
+
+
+def read_progress(folder: Path) -> BuildProgress | None:
+    """The progress a build (in any process) last recorded in `folder`, if any."""
+    try:
+        record = json.loads((folder / PROGRESS).read_text(encoding="utf-8"))
+        return BuildProgress(
+            int(record["done"]), int(record["total"]), float(record["started"]),
+            float(record["updated"]), int(record["pid"]),
+        )  # fmt: skip
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -28,7 +28,7 @@ from codeweaver.sources.installed_docs import (
 )
 from codeweaver.sources.installed_docs.model import PARSED_DIR, PythonFacts
 from codeweaver.sources.installed_docs.project import Environment, env_index_dir
-from codeweaver.sources.installed_docs.source import entry_url
+from codeweaver.sources.installed_docs.results import entry_url
 
 OURS = platform.python_version()
 NO_STDLIB = CollectorOptions(include_stdlib=False, include_builtin_modules=False,
