@@ -41,6 +41,14 @@ FailureKind = Literal[
 ]
 
 
+@runtime_checkable
+class ReportsBuilding(Protocol):
+    """A source whose index may still be in the making (`prepare` or a background build)."""
+
+    def building(self) -> str | None:
+        """What is being built and how far, in a line; None when all is ready."""
+
+
 class SourceError(RuntimeError):
     """A source could not answer; the run goes on without it. `kind` says why, when known."""
 

@@ -8,20 +8,23 @@ writes `.tmp-*` and is renamed into place, an index it replaces is moved to `.ol
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
 import re
 import shutil
+import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+from codeweaver.sources.base import SourceError
 from codeweaver.words import stem_for_doc_search
 from codeweaver.words.patterns import DOC_SEARCH_PIECE, DOC_SEARCH_WORD
 
@@ -208,3 +211,53 @@ class PrecisionFirstBm25:
 
     def idf_sum(self, tokens: list[str]) -> float:
         return idf_sum(self.retriever, self.vocab, self.n_docs, tokens)
+
+
+class BuildGate:
+    """One build of a source's index at a time, and searches that never wait for it.
+
+    `hold(wait=True)` (preparation) waits for a build in progress; `hold(wait=False)` (a
+    search) gives up after `SEARCH_PATIENCE` seconds with `IndexBuilding`, so the run goes
+    on without this source, and `building()` says how far the build is."""
+
+    SEARCH_PATIENCE = 2.0
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._lock = threading.Lock()
+        self.phase: tuple[str, int, int] | None = None
+
+    @contextlib.contextmanager
+    def hold(self, *, wait: bool) -> Iterator[None]:
+        if not self._lock.acquire(timeout=-1 if wait else self.SEARCH_PATIENCE):
+            raise IndexBuilding(f"{self.name}: {self.building() or 'the index is being built'}")
+        try:
+            yield
+        finally:
+            self.phase = None
+            self._lock.release()
+
+    def tracked(
+        self, progress: Callable[[str, int, int], None] | None
+    ) -> Callable[[str, int, int], None]:
+        """`progress`, also kept for `building()`."""
+
+        def track(phase: str, done: int, total: int) -> None:
+            self.phase = (phase, done, total)
+            if progress is not None:
+                progress(phase, done, total)
+
+        return track
+
+    def building(self) -> str | None:
+        """`building the docs index: parsing distributions 4/9`, or None between builds."""
+        phase = self.phase
+        if phase is None:
+            return None
+        name, step, steps = phase
+        count = f" {step:,}/{steps:,}" if steps > 1 else ""
+        return f"building the docs index: {name.lower()}{count}"
+
+
+class IndexBuilding(SourceError):
+    """A search met the index being built: the run goes on without this source."""

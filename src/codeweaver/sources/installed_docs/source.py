@@ -32,6 +32,7 @@ from pathlib import Path
 
 from codeweaver.embeddings.base import Embedder
 from codeweaver.sources.base import SourceError, SourceStatus
+from codeweaver.sources.index_files import BuildGate
 from codeweaver.sources.installed_docs import indexer
 from codeweaver.sources.installed_docs.collect import CollectorOptions, DocEntry, ProgressCallback
 from codeweaver.sources.installed_docs.dense import DenseVectors
@@ -123,12 +124,11 @@ class InstalledDocsSource:
         self._licences = Licences(self.options.paths)
         self._progress = progress
         self._recheck_interval = recheck_interval
-        self._lock = threading.Lock()
         self._retry_after = retry_after
         self._loaded: LoadedIndex | None = None
         self._checked_at = 0.0
         self._failure: tuple[float, str] | None = None  # (monotonic time, message)
-        self._build_phase: tuple[str, int, int] | None = None  # while the index is built
+        self._gate = BuildGate(SOURCE_NAME)
         self._versions: tuple[LoadedIndex, dict[str, str]] | None = None
 
     def status(self) -> SourceStatus:
@@ -160,14 +160,8 @@ class InstalledDocsSource:
     def building(self) -> str | None:
         """What is still being made, in a line (None when the index and its vectors are
         ready): the index itself, or the vectors with how many are left and an estimate."""
-        phase = self._build_phase
-        if phase is not None:
-            name, done, total = phase
-            return (
-                f"building the docs index: {name.lower()} {done:,}/{total:,}"
-                if total
-                else (f"building the docs index: {name.lower()}")
-            )
+        if (line := self._gate.building()) is not None:
+            return line
         loaded = self._loaded
         if loaded is None:
             return None
@@ -224,12 +218,8 @@ class InstalledDocsSource:
     ) -> LoadedIndex:
         """The loaded index, built or reloaded when the installation changed. `wait=False`
         (a search): `SourceError` at once when another thread is building it."""
-        if not self._lock.acquire(timeout=-1 if wait else 2.0):
-            raise SourceError(f"installed_docs: {self.building() or 'the index is being built'}")
-        try:
+        with self._gate.hold(wait=wait):
             return self._ensure_locked(progress, retry=retry)
-        finally:
-            self._lock.release()
 
     def _ensure_locked(self, progress: ProgressCallback | None, *, retry: bool) -> LoadedIndex:
         loaded = self._loaded
@@ -246,7 +236,7 @@ class InstalledDocsSource:
                 loaded = indexer.open_index(
                     self.env_dir,
                     self.options,
-                    self._tracked(progress or self._progress),
+                    self._gate.tracked(progress or self._progress),
                     fingerprint,
                     parsed_dir=self._parsed_dir,
                 )
@@ -255,20 +245,8 @@ class InstalledDocsSource:
             message = f"installed_docs: cannot build or load the index in {self.env_dir}: {exc}"
             self._failure = (time.monotonic(), message)
             raise SourceError(message) from exc
-        finally:
-            self._build_phase = None
         self._loaded, self._checked_at, self._failure = loaded, time.monotonic(), None
         return loaded
-
-    def _tracked(self, progress: ProgressCallback | None) -> ProgressCallback:
-        """`progress`, also kept for `building()`."""
-
-        def track(phase: str, done: int, total: int) -> None:
-            self._build_phase = (phase, done, total)
-            if progress is not None:
-                progress(phase, done, total)
-
-        return track
 
     def search_sync(self, query: str, limit: int) -> list[SearchResult]:
         if not query.strip() or limit <= 0:

@@ -15,12 +15,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from codeweaver.sources.base import SourceError, SourceStatus
+from codeweaver.sources.index_files import BuildGate
 from codeweaver.sources.installed_docs.licence import attribution
 from codeweaver.sources.languages import EXTENSIONS, named_language
 from codeweaver.sources.npm_docs.discover import (
@@ -159,7 +159,7 @@ class NpmDocsSource:
         self._progress = progress
         self._recheck_interval = recheck_interval
         self._retry_after = retry_after
-        self._lock = threading.Lock()
+        self._gate = BuildGate("npm_docs")
         self._loaded: NpmIndex | None = None
         self._checked_at = 0.0
         self._failure: tuple[float, str] | None = None
@@ -191,8 +191,14 @@ class NpmDocsSource:
             return {}
         return {name: meta.version for name, meta in loaded.packages.items()}
 
-    def _ensure(self, progress: ProgressCallback | None, *, retry: bool) -> NpmIndex:
-        with self._lock:
+    def building(self) -> str | None:
+        """How far a build of the index is, or None (`ReportsBuilding`)."""
+        return self._gate.building()
+
+    def _ensure(
+        self, progress: ProgressCallback | None, *, retry: bool, wait: bool = True
+    ) -> NpmIndex:
+        with self._gate.hold(wait=wait):
             loaded, now = self._loaded, time.monotonic()
             if loaded is not None and now - self._checked_at < self._recheck_interval:
                 return loaded
@@ -208,7 +214,7 @@ class NpmDocsSource:
                 if loaded is None or loaded.info.fingerprint != fingerprint:
                     loaded = open_index(
                         index_dir, packages, node_modules, self.options, fingerprint,
-                        progress or self._progress,
+                        self._gate.tracked(progress or self._progress),
                     )  # fmt: skip
             except Exception as exc:  # any failure: the run goes on without this source
                 logger.warning("npm_docs index unavailable", exc_info=True)
@@ -221,7 +227,7 @@ class NpmDocsSource:
     def search_sync(self, query: str, limit: int) -> list[SearchResult]:
         if not query.strip() or limit <= 0:
             return []
-        index = self._ensure(None, retry=False)
+        index = self._ensure(None, retry=False, wait=False)
         if other_language(query, named_packages(query, index)):
             return []
         return [

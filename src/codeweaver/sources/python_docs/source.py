@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from codeweaver.sources.base import SourceError, SourceStatus
+from codeweaver.sources.index_files import BuildGate
 from codeweaver.sources.installed_docs.exact import other_language
 from codeweaver.sources.installed_docs.licence import PYTHON_LICENCE, attribution
 from codeweaver.sources.python_docs.index import (
@@ -79,7 +79,7 @@ class PythonDocsSource:
         self._explicit = explicit_dir
         self._progress = progress
         self._retry_after = retry_after
-        self._lock = threading.Lock()
+        self._gate = BuildGate(SOURCE_NAME)
         self._found: tuple[str, Path | None, str] | None = None
         self._loaded: PythonDocsIndex | None = None
         self._failure: tuple[float, str] | None = None
@@ -111,8 +111,14 @@ class PythonDocsSource:
         if self.status().usable:
             self.ensure_index(progress)
 
-    def _ensure(self, progress: ProgressCallback | None, *, retry: bool) -> PythonDocsIndex:
-        with self._lock:
+    def building(self) -> str | None:
+        """How far a build of the index is, or None (`ReportsBuilding`)."""
+        return self._gate.building()
+
+    def _ensure(
+        self, progress: ProgressCallback | None, *, retry: bool, wait: bool = True
+    ) -> PythonDocsIndex:
+        with self._gate.hold(wait=wait):
             if self._loaded is not None:
                 return self._loaded
             now = time.monotonic()
@@ -122,7 +128,8 @@ class PythonDocsSource:
             if folder is None:
                 raise SourceError(f"{SOURCE_NAME}: {self.status().reason}")
             try:
-                loaded = open_index(self.index_dir, folder, version, progress or self._progress)
+                tracked = self._gate.tracked(progress or self._progress)
+                loaded = open_index(self.index_dir, folder, version, tracked)
             except Exception as exc:  # any failure: the run goes on without this source
                 logger.warning("python_docs index unavailable", exc_info=True)
                 message = (
@@ -136,7 +143,7 @@ class PythonDocsSource:
     def search_sync(self, query: str, limit: int) -> list[SearchResult]:
         if not query.strip() or limit <= 0:
             return []
-        index = self._ensure(None, retry=False)
+        index = self._ensure(None, retry=False, wait=False)
         if other_language(query, frozenset()) is not None:
             return []  # a question about another language: Python's docs do not answer it
         version = index.info.docs_version
