@@ -24,7 +24,6 @@ from fastapi.staticfiles import StaticFiles
 from sse_starlette import EventSourceResponse
 
 from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
-from codeweaver.agent.runner import Assistant
 from codeweaver.api.auth import TokenTable
 from codeweaver.api.errors import OpenAIGuardErrors, install_error_handlers, json_safe
 from codeweaver.api.health import model_problem, refresh_health, static_health, version
@@ -55,6 +54,7 @@ from codeweaver.api.service import (
     StoreUnavailableError,
     TurnNotFoundError,
 )
+from codeweaver.api.startup import ServiceStartup
 from codeweaver.config import Settings
 from codeweaver.memory.sessions import open_thread_store
 from codeweaver.memory.store_check import check_thread_store
@@ -100,8 +100,8 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        from codeweaver.factory import build_deps, prepare_sources
-
+        # Only what answers health and admits questions happens before listening; the
+        # service itself is built in the background (`startup`).
         if limiter.shared:
             await limiter.check_store()
         queue, model = await open_queue(settings)
@@ -111,18 +111,19 @@ def create_app(
             store_problem = await check_thread_store(store)
             if store_problem is not None:
                 logger.error("thread store: %s", store_problem.detail)
-            built = (
-                deps if deps is not None else await asyncio.to_thread(build_deps, settings, llm=llm)
+            starting = ServiceStartup(
+                settings,
+                store,
+                queue,
+                store_problem.reason if store_problem else None,
+                llm=llm,
+                deps=deps,
             )
-            problems = await asyncio.to_thread(prepare_sources, built)
-            for problem in problems:
-                logger.warning("source preparation: %s", problem)
-            assistant = Assistant(built, checkpointer=store.checkpointer)
-            app.state.service = ChatService(
-                assistant, store, queue, store_problem.reason if store_problem else None
-            )
-            health.update(await asyncio.to_thread(static_health, settings, built, store, model))
-            refresher = asyncio.create_task(refresh_health(health, built, settings))
+            app.state.starting = starting
+            stack.push_async_callback(starting.aclose)
+            starting.start()
+            health.update(await asyncio.to_thread(static_health, settings, None, store, model))
+            refresher = asyncio.create_task(refresh_health(health, starting, settings))
             try:
                 for extension in extensions:
                     await stack.enter_async_context(extension.lifespan(app))
@@ -163,17 +164,31 @@ def create_app(
     app.include_router(openai_router(ping_seconds))
 
     @app.get("/api/health", tags=["service"], responses=_errors(421))
-    async def get_health(request: Request, chat: Service) -> dict[str, Any]:
-        """Status; with a valid token (or none configured) also the model, sources,
-        stores and queue, never a key's value."""
-        problems = [p for p in (chat.store_problem, model_problem(health)) if p is not None]
-        status = "ok" if not problems else "degraded"
+    async def get_health(request: Request) -> dict[str, Any]:
+        """Status (`starting` until the service is built); with a valid token (or none
+        configured) also the model, sources, what is still being built, stores and queue,
+        never a key's value. Answers at once, also while the service starts."""
+        starting: ServiceStartup = request.app.state.starting
+        failed = starting.failure()
+        problems = [
+            p
+            for p in (
+                starting.store_problem,
+                model_problem(health),
+                f"the service could not start: {failed}" if failed is not None else None,
+            )
+            if p is not None
+        ]
+        status = "degraded" if problems else "ok" if starting.ready() else "starting"
         if tokens.required:
             try:
                 tokens.authenticate(request)
             except HTTPException:
                 return {"status": status}
-        return {**health, "status": status, "problems": problems, "queue": chat.queue.snapshot()}
+        report = {**health, "status": status, "problems": problems}
+        report["starting"] = None if starting.ready() else starting.phase
+        report["building"] = await asyncio.to_thread(starting.building)
+        return {**report, "queue": starting.queue.snapshot()}
 
     @app.post("/api/chat", tags=["chat"], dependencies=[Depends(limited)], responses=_CHAT_ERRORS)
     async def post_chat(body: ChatRequest, chat: Service, user: User) -> dict[str, Any]:

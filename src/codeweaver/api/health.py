@@ -9,6 +9,7 @@ it computes at once, and again on every refresh.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from importlib import metadata
@@ -85,7 +86,7 @@ def static_health(
         "version": version(),
         "model": settings.model,
         "provider": settings.provider,
-        "sources": source_states(deps),
+        "sources": source_states(deps) if deps is not None else {},
         "stores": {
             "threads": store.backend,
             "cache": settings.cache_mode if settings.cache_enabled else "off",
@@ -98,13 +99,19 @@ def static_health(
     return health
 
 
-async def refresh_health(health: dict[str, Any], deps: Any, settings: Settings) -> None:
+async def refresh_health(health: dict[str, Any], starting: Any, settings: Settings) -> None:
     """Source states and the model server change (keys, indexes, a restart): refresh
-    them off the loop, forever."""
+    them off the loop, forever; the sources as soon as the service is built."""
+    with contextlib.suppress(Exception):  # a service that cannot start: health says why
+        service = await starting.service()
+        health["sources"] = await asyncio.to_thread(source_states, service.deps)
     while True:
         await asyncio.sleep(HEALTH_REFRESH_SECONDS)
+        service = starting.ready()
+        if service is None:
+            continue
         try:
-            states = await asyncio.to_thread(source_states, deps)
+            states = await asyncio.to_thread(source_states, service.deps)
         except Exception as exc:  # health must keep answering
             logger.warning("source status refresh failed: %s", exc)
         else:

@@ -65,8 +65,9 @@ class FeedbackRequest(BaseModel):
     rating: Literal["up", "down"]
 
 
-def _service(request: Request) -> ChatService:
-    return request.app.state.service  # type: ignore[no-any-return]
+async def _service(request: Request) -> ChatService:
+    """The service, waiting for it while it starts (`startup.ServiceStartup`)."""
+    return await request.app.state.starting.service()  # type: ignore[no-any-return]
 
 
 def _user(request: Request) -> str:

@@ -7,7 +7,6 @@ import asyncio
 import logging
 import os
 import sys
-from contextlib import nullcontext
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -122,35 +121,9 @@ def _restore_env(name: str, value: str | None) -> None:
 
 
 def _prepare(settings: Settings, interactive: bool) -> Deps:
-    """Build the dependencies, showing progress for weights assembly and index builds."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from codeweaver.cli.prepare import prepare_deps
 
-    from codeweaver.cli.render import byte_progress
-    from codeweaver.factory import build_deps, prepare_sources
-
-    console = _console(stderr=True)
-    bar, on_bytes = byte_progress(console, "assembling model weights")
-    with bar if interactive else nullcontext():
-        deps = build_deps(settings, progress=on_bytes if interactive else None)
-    phases = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=console,
-        transient=True,
-    )
-    tasks: dict[str, Any] = {}
-
-    def on_phase(phase: str, done: int, total: int) -> None:
-        if phase not in tasks:
-            tasks[phase] = phases.add_task(phase, total=total or None)
-        phases.update(tasks[phase], completed=done, total=total or None)
-
-    with phases if interactive else nullcontext():
-        problems = prepare_sources(deps, on_phase if interactive else None)
-    for problem in problems:
-        console.print(f"[yellow]warning:[/] {_safe(problem)}", highlight=False)
-    return deps
+    return prepare_deps(settings, interactive)
 
 
 async def _answer(
@@ -251,17 +224,6 @@ async def _chat(deps: Deps, thread: str, console: Console, mode: str = "pipeline
 
 
 @app.command()
-def setup(model: ModelOpt = None) -> None:
-    """Assemble the local model and build the installed-docs index now, with progress."""
-    try:
-        settings = _settings(model=model)
-        _prepare(settings, interactive=True)
-    except _known_errors() as exc:
-        _fail(str(exc))
-    _console().print(f"ready: {_safe(settings.model)}")
-
-
-@app.command()
 def doctor(
     as_json: JsonOpt = False,
     model: ModelOpt = None,
@@ -306,8 +268,10 @@ def _register_subcommands() -> None:
     from codeweaver.cli.index_cmds import index_app
     from codeweaver.cli.model_cmd import model_app
     from codeweaver.cli.serve_cmd import serve
+    from codeweaver.cli.setup_cmd import setup
 
     app.command()(serve)
+    app.command()(setup)
     app.add_typer(cache_app, name="cache")
     app.add_typer(eval_app, name="eval")
     app.add_typer(index_app, name="index")
@@ -321,6 +285,8 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     # httpx logs full request URLs at INFO, and the StackExchange key travels in the URL.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # What is being built in the background and how far: shown, also in a plain log.
+    logging.getLogger("codeweaver.progress").setLevel(logging.INFO)
     app()
 
 

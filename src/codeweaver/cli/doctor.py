@@ -116,6 +116,18 @@ def _project_report(settings: Settings) -> dict[str, Any]:
     return describe(find_project_for(settings), settings.docs_index_dir)
 
 
+def _docs_index(built: dict[str, Any]) -> str | None:
+    """Whether the installed docs' index fits the installation and what it lacks."""
+    docs = built.get("installed_docs")
+    if docs is None or not hasattr(docs, "freshness") or not docs.status().usable:
+        return None
+    try:
+        line: str = docs.freshness()
+    except Exception as exc:  # doctor reports, never fails
+        return f"cannot tell: {exc}"
+    return line
+
+
 def collect_report(settings: Settings) -> dict[str, Any]:
     """A JSON-serialisable description of the model, sources, stores and keys."""
     from codeweaver.agent.search_nodes import SEARCH_NODES
@@ -132,6 +144,7 @@ def collect_report(settings: Settings) -> dict[str, Any]:
     return {
         "model": _model_report(settings),
         "sources": sources,
+        "docs_index": _docs_index(built),
         "search_nodes": {name: list(row.sources) for name, row in SEARCH_NODES.items()},
         "plugins": _plugin_failures(),
         "project": _project_report(settings),
@@ -160,6 +173,10 @@ def render_report(console: Console, report: dict[str, Any]) -> None:
         style = "green" if state == "ready" else "yellow"
         table.add_row(Text(_safe(name)), Text(_safe(state), style=style))
     console.print(table)
+    if report.get("docs_index"):
+        line = report["docs_index"]
+        style = "green" if line.startswith("ready") else "yellow"
+        console.print(Text("  installed_docs index: ") + Text(_safe(line), style=style))
     for plugin, why in report.get("plugins", {}).items():
         line = f"plugin {_safe(plugin)} failed to load: {_safe(why)}"
         console.print(Text(line, style="bold red"), highlight=False)

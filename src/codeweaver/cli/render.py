@@ -118,10 +118,27 @@ def print_json(console: Console, payload: Any) -> None:
     console.print(JSONHighlighter()(Text(text)), soft_wrap=True)
 
 
-def byte_progress(
-    console: Console, description: str
-) -> tuple[Progress, Callable[[int, int], None]]:
-    """A progress bar for byte counts and the callback that feeds it."""
+class LazyBar:
+    """A context for a progress bar that appears only once there is progress to show (no
+    empty "0/? bytes" bar when nothing is done)."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+
+    def __enter__(self) -> LazyBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def show(self) -> None:
+        if not self.progress.live.is_started:
+            self.progress.start()
+
+
+def byte_progress(console: Console, description: str) -> tuple[LazyBar, Callable[[int, int], None]]:
+    """A progress bar for byte counts, shown from the first count, and the callback that
+    feeds it."""
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -131,8 +148,10 @@ def byte_progress(
         transient=True,
     )
     task = progress.add_task(description, total=None)
+    bar = LazyBar(progress)
 
     def update(done: int, total: int) -> None:
+        bar.show()
         progress.update(task, completed=done, total=total)
 
-    return progress, update
+    return bar, update

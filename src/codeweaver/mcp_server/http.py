@@ -89,8 +89,8 @@ class McpExtension:
         self.server: MCPServer | None = None
 
     def install(self, app: FastAPI) -> None:
-        def service() -> ChatService:
-            found: ChatService = app.state.service
+        async def service() -> ChatService:
+            found: ChatService = await app.state.starting.service()
             return found
 
         self.server = build_server(service)

@@ -24,6 +24,7 @@ from pydantic import Field
 from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
 from codeweaver.api.queue import QueueFullError
 from codeweaver.api.service import ChatService, SessionNotFoundError, StoreUnavailableError
+from codeweaver.api.startup import building_sources
 from codeweaver.mcp_server.render import format_answer, format_results, one_line, step_message
 from codeweaver.memory.sessions import DEFAULT_OWNER, SESSION_ID
 from codeweaver.sources.base import Source, SourceError
@@ -222,6 +223,10 @@ async def _ask(
     except (StoreUnavailableError, QueueFullError, ValueError) as exc:
         raise ToolError(str(exc)) from None
     done = 0
+    building = await asyncio.to_thread(building_sources, chat.deps)
+    if building:
+        done += 1
+        await ctx.report_progress(done, None, building_message(building))
     # Closed explicitly: a cancelled call gives its slot back at once.
     async with contextlib.aclosing(chat.stream(text, ticket, session_id, mode, owner)) as events:
         async for event in events:
@@ -234,6 +239,12 @@ async def _ask(
                 retry = " (temporary; try again)" if event.data.get("retryable") else ""
                 raise ToolError(f"{event.data.get('message', 'the run failed')}{retry}")
     raise ToolError("the run ended without an answer")  # pragma: no cover
+
+
+def building_message(building: Mapping[str, str]) -> str:
+    """The progress line of a call made while sources are still being built."""
+    parts = "; ".join(f"{name}: {line}" for name, line in building.items())
+    return f"answering from the sources that are ready ({parts})"
 
 
 def _search_tool(

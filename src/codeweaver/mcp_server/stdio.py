@@ -1,7 +1,9 @@
 """`codeweaver mcp`: the MCP tools over standard input and output, for a local agent.
 
 The service is what `codeweaver serve` builds, started in the background so the agent's
-handshake is answered at once; a tool called before it is ready waits for it. While
+handshake is answered at once; a tool called before it is ready waits for it (seconds), and
+one called while a source's index is still being built answers from the sources that are
+ready. While
 the SDK serves, fd 1 points at stderr, so stray output (a native library's banner) cannot
 corrupt the protocol; logging goes to stderr.
 """
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from codeweaver.api.service import ChatService
+    from codeweaver.api.startup import ServiceStartup
     from codeweaver.config import Settings
     from codeweaver.memory.sessions import ThreadStore
 
@@ -30,43 +33,48 @@ logger = logging.getLogger(__name__)
 
 
 class _Starting:
-    """The service being built; `get` waits for it."""
+    """The service being built (`ServiceStartup`); `get` waits for it."""
 
     def __init__(self) -> None:
-        self.task: asyncio.Task[ChatService] | None = None
+        self.startup: ServiceStartup | None = None
 
     async def get(self) -> ChatService:
-        if self.task is None:
+        if self.startup is None:
             raise ToolError("CodeWeaver is not running")
         try:
-            # Shielded: one caller's cancellation must not cancel the build for all.
-            return await asyncio.shield(self.task)
+            return await self.startup.service()
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             raise ToolError(f"CodeWeaver could not start: {exc}") from None
 
 
-async def start_service(
+async def open_startup(
     settings: Settings, store: ThreadStore, llm: BaseChatModel | None = None
-) -> ChatService:
-    """What `create_app`'s lifespan builds: deps, prepared sources, assistant, queue."""
-    from codeweaver.agent.runner import Assistant
+) -> ServiceStartup:
+    """What `create_app`'s lifespan starts: the run queue, then the service in the
+    background (the caller closes both: `aclose`, then the queue's)."""
     from codeweaver.api.queue import open_queue
-    from codeweaver.api.service import ChatService
-    from codeweaver.factory import build_deps, prepare_sources
+    from codeweaver.api.startup import ServiceStartup
     from codeweaver.memory.store_check import check_thread_store
 
     problem = await check_thread_store(store)
     if problem is not None:
         logger.error("thread store: %s", problem.detail)
-    deps = await asyncio.to_thread(build_deps, settings, llm=llm)
-    for message in await asyncio.to_thread(prepare_sources, deps):
-        logger.warning("source preparation: %s", message)
-    assistant = Assistant(deps, checkpointer=store.checkpointer)
     queue, _ = await open_queue(settings)
-    logger.info("CodeWeaver is ready (model %s)", settings.model)
-    return ChatService(assistant, store, queue, problem.reason if problem else None)
+    startup = ServiceStartup(settings, store, queue, problem.reason if problem else None, llm=llm)
+    startup.start()
+    return startup
+
+
+async def start_service(
+    settings: Settings, store: ThreadStore, llm: BaseChatModel | None = None
+) -> ChatService:
+    """The service with every source prepared (tests and scripts that want it settled)."""
+    startup = await open_startup(settings, store, llm)
+    service = await startup.service()
+    await startup.prepared()
+    return service
 
 
 def stdio_server_for(settings: Settings, llm: BaseChatModel | None = None) -> MCPServer:
@@ -79,14 +87,12 @@ def stdio_server_for(settings: Settings, llm: BaseChatModel | None = None) -> MC
     async def lifespan(_: MCPServer) -> AsyncIterator[None]:
         # Entered once the SDK owns stdin/stdout, so nothing below can write to the wire.
         async with open_thread_store(settings) as store:
-            starting.task = asyncio.create_task(start_service(settings, store, llm))
+            starting.startup = await open_startup(settings, store, llm)
             try:
                 yield
             finally:
-                starting.task.cancel()
-                await asyncio.gather(starting.task, return_exceptions=True)
-                if not starting.task.cancelled() and starting.task.exception() is None:
-                    await starting.task.result().queue.aclose()  # its places, if shared
+                await starting.startup.aclose()
+                await starting.startup.queue.aclose()  # its places, if shared
 
     return build_server(starting.get, lifespan=lifespan)
 

@@ -84,12 +84,14 @@ def history_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, st
     ]
 
 
-def _service(app: FastAPI) -> ChatService:
-    service = getattr(app.state, "service", None)
-    if not isinstance(service, ChatService):
+async def _service(app: FastAPI) -> ChatService:
+    """The service, waiting for it while it starts."""
+    starting = getattr(app.state, "starting", None)
+    if starting is None:
         import gradio as gr
 
         raise gr.Error("the service is not running yet; try again in a moment")
+    service: ChatService = await starting.service()
     return service
 
 
@@ -126,7 +128,7 @@ def mount_gradio(
         request: gr.Request | None = None,
     ) -> AsyncIterator[Outputs]:
         """Stream one answer: tokens, then the answer with its sources; steps beside."""
-        service = _service(app)
+        service = await _service(app)
         owner = _owner(request)
         try:
             await service.claim(session, owner)
@@ -170,7 +172,7 @@ def mount_gradio(
 
     async def list_sessions(current: str | None, request: gr.Request | None = None) -> Any:
         """The session choices, most recently updated first."""
-        infos = await _service(app).sessions(100, _owner(request))
+        infos = await (await _service(app)).sessions(100, _owner(request))
         choices = [(f"{info.title[:60]} ({info.turns})", info.id) for info in infos]
         return gr.Dropdown(choices=choices, value=current)
 
@@ -181,7 +183,7 @@ def mount_gradio(
         if not session_id:
             return gr.skip(), gr.skip(), gr.skip()
         try:
-            _, messages = await _service(app).history(session_id, _owner(request))
+            _, messages = await (await _service(app)).history(session_id, _owner(request))
         except (SessionNotFoundError, ValueError):
             gr.Warning(f"no session {session_id[:64]!r}")
             return gr.skip(), gr.skip(), gr.skip()

@@ -28,6 +28,7 @@ from codeweaver.agent.state import (
     reset,
 )
 from codeweaver.llm.structured import Structured, ainvoke_structured
+from codeweaver.sources.index_files import IndexBuilding
 from codeweaver.vocabulary import Intent
 
 logger = logging.getLogger(__name__)
@@ -146,7 +147,12 @@ def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[
                 failures.append(_failure(source.name, outcome))
             else:
                 found += [r for r in outcome if isinstance(r, dict) and r.get("title")]
-        steps = [act, *(step(node, "error", f) for f in dict.fromkeys(failures))]
+        building = [o for o in outcomes if isinstance(o, IndexBuilding)]
+        if building:  # not a failure: the source is there next time, nothing to report
+            note = str(building[0]).partition(": ")[2]
+            steps = [act, step(node, "observe", f"skipped: {source.name} is not ready ({note})")]
+        else:
+            steps = [act, *(step(node, "error", f) for f in dict.fromkeys(failures))]
         if len(failures) == len(queries):  # a failing source never fails the answer
             return {"search_results": [], "intermediate_steps": steps}
         results = dedupe(found)

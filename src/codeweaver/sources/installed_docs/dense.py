@@ -157,7 +157,7 @@ class DenseVectors:
                 return VectorsState("ready")
             building = self._background is not None and self._background.is_alive()
         found = read_progress(loaded.info.path)
-        if found is not None and (building or _alive(found.pid)):
+        if found is not None and (building or alive(found.pid)):
             return VectorsState("building", found)
         return VectorsState("building" if building else "missing")
 
@@ -227,7 +227,7 @@ class DenseVectors:
             self._locked_build(loaded, embedder, None, low_priority=True)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """Whether process `pid` still runs (a build record of a dead process is stale)."""
     if pid <= 0:
         return False

@@ -35,7 +35,7 @@ from codeweaver.sources.base import SourceError, SourceStatus
 from codeweaver.sources.index_files import BuildGate
 from codeweaver.sources.installed_docs import indexer
 from codeweaver.sources.installed_docs.collect import CollectorOptions, DocEntry, ProgressCallback
-from codeweaver.sources.installed_docs.dense import DenseVectors
+from codeweaver.sources.installed_docs.dense import DenseVectors, alive
 from codeweaver.sources.installed_docs.exact import other_language
 from codeweaver.sources.installed_docs.indexer import IndexInfo, LoadedIndex
 from codeweaver.sources.installed_docs.licence import Licences
@@ -175,6 +175,42 @@ class InstalledDocsSource:
         left = f", about {_duration(eta)} left" if eta is not None else ""
         counted = f"{found.done:,}/{found.total:,}"
         return f"embedding the docs entries: {counted}{left} (search works meanwhile)"
+
+    def freshness(self) -> str:
+        """For `doctor`, without building anything: whether the index fits the installation
+        and how many entries still lack a vector."""
+        from codeweaver.sources.installed_docs.vectors import (
+            known_vectors,
+            load_vectors,
+            missing_texts,
+            read_progress,
+        )
+
+        fingerprint = indexer.compute_fingerprint(self.options)
+        folder = indexer.index_path(self.env_dir, fingerprint)
+        try:
+            loaded = indexer.load_index(folder, fingerprint)
+        except indexer.IndexLoadError:
+            return (
+                "stale: the index is for another installation; the next run rebuilds it "
+                "(up to a minute), then embeds what is new in the background"
+            )
+        count = loaded.info.entry_count
+        embedder = self._dense.embedder()
+        if not self.ranking.dense or embedder is None:
+            return f"ready: {count:,} entries (no vectors: {self._dense.problem or 'off'})"
+        if load_vectors(folder, fingerprint, embedder.name, count, embedder.dimension) is not None:
+            return f"ready: {count:,} entries, all with vectors"
+        found = read_progress(folder)
+        if found is not None and alive(found.pid):
+            eta = found.eta_seconds()
+            left = f", about {_duration(eta)} left" if eta is not None else ""
+            return f"building vectors: {found.done:,}/{found.total:,}{left} (process {found.pid})"
+        missing = missing_texts(loaded.entries, known_vectors(folder, embedder))
+        return (
+            f"stale: {missing:,} of {count:,} entries to embed (the next run does it in the "
+            "background; `codeweaver setup --wait` does it now)"
+        )
 
     def catalogue(self) -> dict[str, str]:
         """Documented function, method, class and property names -> their package."""

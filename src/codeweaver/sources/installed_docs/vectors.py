@@ -175,7 +175,7 @@ def _load_cache(index_dir: Path, embedder: Embedder) -> dict[str, Vectors]:
     return {key: array[row] for row, key in enumerate(keys)}
 
 
-def _known_vectors(folder: Path, embedder: Embedder) -> dict[str, Vectors]:
+def known_vectors(folder: Path, embedder: Embedder) -> dict[str, Vectors]:
     """The caches an index in `folder` may reuse: its environment's own, and for a project
     environment's index (`<root>/envs/<key>/<fingerprint>`) also the one in `<root>`."""
     env_dir = folder.parent
@@ -263,7 +263,7 @@ def build_vectors(
     """Embed the entries (reusing the last set built beside `folder`, saving it as it
     grows) and store them in `folder` (the array first, then its metadata). The caller
     holds the folder's `BuildLock`."""
-    known = _known_vectors(folder, embedder)
+    known = known_vectors(folder, embedder)
     started = time.time()
     missing = missing_texts(entries, known)
     done_before = len(entries) - missing
