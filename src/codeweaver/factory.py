@@ -12,7 +12,7 @@ from codeweaver.agent.runner import Assistant
 from codeweaver.config import Settings
 from codeweaver.llm.registry import create_chat_model
 from codeweaver.llm.weights import ProgressCallback
-from codeweaver.memory.cache import AnswerCache, ExactAnswerCache, NullCache
+from codeweaver.memory.caches import build_cache
 from codeweaver.memory.checkpoint import sqlite_checkpointer
 from codeweaver.sources.base import (
     PhaseProgress,
@@ -30,26 +30,6 @@ def build_sources(settings: Settings) -> dict[str, Source]:
         for name in source_names()
         if settings.source_enabled(name)
     }
-
-
-def build_cache(settings: Settings) -> AnswerCache:
-    """The answer cache the settings ask for; entries expire after the configured TTL."""
-    if not settings.cache_enabled:
-        return NullCache()
-    ttl = settings.cache_ttl_days * 86400
-    if settings.cache_mode == "semantic":
-        from codeweaver.embeddings import create_embedder
-        from codeweaver.memory.semantic_cache import SemanticAnswerCache
-        from codeweaver.memory.vector_store import open_collection
-
-        embedder = create_embedder(settings.embedding_model, settings)
-        collection = open_collection(
-            settings, "cache", embedder.name, embedder.dimension, keyword_fields=["key"]
-        )
-        return SemanticAnswerCache(
-            collection, embedder, threshold=settings.cache_threshold, ttl_seconds=ttl
-        )
-    return ExactAnswerCache(settings.answer_cache_path, ttl_seconds=ttl)
 
 
 def build_deps(

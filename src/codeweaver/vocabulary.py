@@ -6,6 +6,7 @@ depend on it without depending on each other.
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Literal, NotRequired
 
 # typing_extensions: pydantic (LangGraph Studio's schema pages) rejects typing.TypedDict on 3.11.
@@ -48,4 +49,12 @@ class Step(TypedDict):
     data: NotRequired[dict[str, Any]]
 
 
-__all__ = ["Intent", "SearchResult", "Step", "StepKind"]
+def step(node: str, kind: StepKind, message: str, **data: Any) -> Step:
+    """A new step with a fresh id."""
+    item: Step = {"id": uuid.uuid4().hex[:16], "node": node, "kind": kind, "message": message}
+    if data:
+        item["data"] = data
+    return item
+
+
+__all__ = ["Intent", "SearchResult", "Step", "StepKind", "step"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,11 +11,12 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from codeweaver.agent.search_nodes import FALLBACK_NODE, MIN_DOCUMENTS, SEARCH_NODES
-from codeweaver.agent.state import Step, StepKind, is_reset
+from codeweaver.agent.state import Step, is_reset
 from codeweaver.config import Settings
 from codeweaver.memory.cache import AnswerCache, NullCache
 from codeweaver.sources.base import Source
 from codeweaver.vocabulary import Intent
+from codeweaver.vocabulary import step as step  # re-exported: the nodes make steps
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,4 @@ def announce(state: Mapping[str, Any], item: Step) -> None:
         get_stream_writer()({"step": labelled})
 
 
-def step(node: str, kind: StepKind, message: str, **data: Any) -> Step:
-    item: Step = {"id": uuid.uuid4().hex[:16], "node": node, "kind": kind, "message": message}
-    if data:
-        item["data"] = data
-    return item
+

@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from codeweaver.agent.state import PlanCase, QuestionType
 from codeweaver.words import refers_back, subject_terms
+
+if TYPE_CHECKING:
+    from codeweaver.agent.state import PlanCase, QuestionType
 
 _FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from codeweaver.agent.guard import strip_code
-from codeweaver.agent.state import Route
 from codeweaver.words import new_terms, refers_back
+
+if TYPE_CHECKING:
+    from codeweaver.agent.state import Route
 
 _SMALL_TALK_EN = (
     r"(hi|hello|hey|yo|hiya|good (morning|afternoon|evening|night)|"

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.messages import AIMessageChunk, HumanMessage, RemoveMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -24,7 +24,8 @@ from codeweaver.agent.deps import Deps
 from codeweaver.agent.graph import SUBGRAPH_NODES, build_graph
 from codeweaver.agent.input_check import validate_mode, validate_question
 from codeweaver.agent.librarian import build_librarian_graph
-from codeweaver.agent.state import PipelineOutput, SearchResult, Step, is_reset
+from codeweaver.agent.result import RunEvent, RunResult
+from codeweaver.agent.state import PipelineOutput, is_reset
 from codeweaver.llm.structured import message_text
 
 ANSWER_NODES = frozenset({"generate_answer", "generate_with_history", "librarian_answer"})
@@ -38,32 +39,7 @@ _TURN_OUTPUTS: dict[str, Any] = {"canonical_question": "", "plan_case": None}
 
 logger = logging.getLogger(__name__)
 
-
-@dataclass(frozen=True)
-class RunResult:
-    thread_id: str
-    question: str
-    answer: str
-    sources: list[SearchResult]
-    steps: list[Step]
-    plan_case: str | None
-    question_type: str | None
-    # The canonical questions the answer (or each part of it) may be cached under.
-    cache_keys: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "thread_id": self.thread_id,
-            "question": self.question,
-            "answer": self.answer,
-            "sources": [
-                {"n": n, **{k: v for k, v in s.items() if k != "snippet"}}
-                for n, s in enumerate(self.sources, 1)
-            ],
-            "plan_case": self.plan_case,
-            "question_type": self.question_type,
-            "steps": self.steps,
-        }
+__all__ = ["ANSWER_NODES", "Assistant", "RunEvent", "RunResult"]
 
 
 def unanswered_ids(messages: list[Any]) -> list[str]:
@@ -82,15 +58,6 @@ def _cache_keys(final: PipelineOutput) -> tuple[str, ...]:
     keys = parts if final.get("plan_case") == "multiple_questions" else []
     keys = keys or [final.get("canonical_question") or ""]
     return tuple(k for k in keys if k)
-
-
-@dataclass(frozen=True)
-class RunEvent:
-    kind: Literal["step", "token", "result"]
-    step: Step | None = None
-    text: str = ""
-    node: str = ""
-    result: RunResult | None = None
 
 
 @dataclass

@@ -16,7 +16,7 @@ cache_app = typer.Typer(help="Inspect and manage the answer cache.", no_args_is_
 
 def _open_cache() -> AnswerCache:
     """The configured cache, or a clear error (a locked or unreadable store) and exit 2."""
-    from codeweaver.factory import build_cache
+    from codeweaver.memory.caches import build_cache
 
     try:
         return build_cache(settings())

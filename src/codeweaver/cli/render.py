@@ -21,9 +21,9 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeR
 from rich.spinner import Spinner
 from rich.text import Text
 
-from codeweaver.agent.runner import RunEvent, RunResult
-from codeweaver.agent.state import SearchResult, Step
+from codeweaver.agent.result import RunEvent, RunResult
 from codeweaver.cli.terminal import terminal_safe
+from codeweaver.vocabulary import SearchResult, Step
 
 _ICONS = {"think": "💭", "act": "→", "observe": "✓", "error": "✗"}
 _STYLES = {"think": "cyan", "act": "yellow", "observe": "green", "error": "red"}

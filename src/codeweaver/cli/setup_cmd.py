@@ -56,7 +56,7 @@ def setup(
                 lines = PhaseLines(err)
                 ensure(lines)
                 lines.finish()
-            elif not str(docs.freshness()).startswith("ready"):
+            elif not str(getattr(docs, "freshness", lambda: "")()).startswith("ready"):
                 _embed_in_background(settings, err)
     except known_errors() as exc:
         fail(str(exc))

@@ -140,7 +140,7 @@ def test_cache_commands(env: dict[str, str], monkeypatch: pytest.MonkeyPatch) ->
 
 def test_semantic_cache_commands_and_a_corrupted_store(env: dict[str, str]) -> None:
     from codeweaver.config import Settings
-    from codeweaver.factory import build_cache
+    from codeweaver.memory.caches import build_cache
     from codeweaver.memory.store_clients import close_shared_clients
 
     runner = CliRunner()

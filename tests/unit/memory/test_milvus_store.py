@@ -17,8 +17,8 @@ import pytest
 from pydantic import SecretStr
 
 from codeweaver.config import Settings
-from codeweaver.factory import build_cache
 from codeweaver.kb import KnowledgeBase, indexed_chunk_count
+from codeweaver.memory.caches import build_cache
 from codeweaver.memory.milvus_clients import MilvusLocation
 from codeweaver.memory.milvus_store import (
     MilvusStore,

@@ -9,7 +9,7 @@ import pytest
 
 from codeweaver.config import Settings
 from codeweaver.embeddings import create_embedder
-from codeweaver.factory import build_cache
+from codeweaver.memory.caches import build_cache
 from codeweaver.memory.semantic_cache import SemanticAnswerCache
 from codeweaver.memory.store_clients import VectorStoreLockedError, close_shared_clients
 from codeweaver.memory.vectors import VectorCollection

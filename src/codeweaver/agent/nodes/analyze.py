@@ -16,6 +16,7 @@ from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.guard import depends_on_context, followup_type
 from codeweaver.agent.language import is_english
 from codeweaver.agent.nodes.answer import finish
+from codeweaver.agent.quick import tidy_question
 from codeweaver.agent.state import GraphState
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import ainvoke_structured, message_text
@@ -45,10 +46,6 @@ def previous_question(messages: list[AnyMessage]) -> str | None:
         if message.type == "human":
             return message_text(message)
     return None
-
-
-def tidy_question(text: str) -> str:
-    return " ".join(text.split())
 
 
 async def english_form(llm: BaseChatModel, question: str) -> tuple[str, str | None]:

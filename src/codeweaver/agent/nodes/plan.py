@@ -10,8 +10,8 @@ from pydantic import BaseModel, Field
 from codeweaver.agent import prompts
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.guard import guard
+from codeweaver.agent.quick import decline_text
 from codeweaver.agent.state import GraphState, PlanCase
-from codeweaver.agent.user_text import say
 from codeweaver.llm.structured import ainvoke_structured
 from codeweaver.words import share_subject
 
@@ -97,9 +97,7 @@ def route_plan(state: GraphState) -> AfterPlan:
 
 async def handle_too_many_questions(state: GraphState, deps: Deps) -> dict[str, Any]:
     questions = state.get("sub_questions") or [state["question"]]
-    language = state.get("language", "en")
-    listing = "\n".join(f"- {q}" for q in questions)
-    answer = say("too_many", language, count=max(3, len(questions)), listing=listing)
+    answer = decline_text(questions, state.get("language", "en"))
     return {
         "answer": answer,
         "sources": [],

@@ -14,9 +14,9 @@ from codeweaver.agent.nodes.analyze import (
     history_turns,
     previous_answer,
     previous_question,
-    tidy_question,
 )
 from codeweaver.agent.nodes.answer import finish
+from codeweaver.agent.quick import tidy_question
 from codeweaver.agent.router import route_message
 from codeweaver.agent.state import GraphState, new_turn
 from codeweaver.agent.user_text import say

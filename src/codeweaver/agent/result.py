@@ -1,0 +1,45 @@
+"""What a run gives back: its result, and the events streamed while it runs. Kept apart
+from the runner so the CLI can show a result without importing the graph."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from codeweaver.vocabulary import SearchResult, Step
+
+
+@dataclass(frozen=True)
+class RunResult:
+    thread_id: str
+    question: str
+    answer: str
+    sources: list[SearchResult]
+    steps: list[Step]
+    plan_case: str | None
+    question_type: str | None
+    # The canonical questions the answer (or each part of it) may be cached under.
+    cache_keys: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "thread_id": self.thread_id,
+            "question": self.question,
+            "answer": self.answer,
+            "sources": [
+                {"n": n, **{k: v for k, v in s.items() if k != "snippet"}}
+                for n, s in enumerate(self.sources, 1)
+            ],
+            "plan_case": self.plan_case,
+            "question_type": self.question_type,
+            "steps": self.steps,
+        }
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    kind: Literal["step", "token", "result"]
+    step: Step | None = None
+    text: str = ""
+    node: str = ""
+    result: RunResult | None = None
