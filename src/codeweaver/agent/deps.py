@@ -108,6 +108,3 @@ def announce(state: Mapping[str, Any], item: Step) -> None:
     labelled = label_steps(state, {"intermediate_steps": [item]})["intermediate_steps"][0]
     with contextlib.suppress(RuntimeError):  # outside a graph run (a node's unit test)
         get_stream_writer()({"step": labelled})
-
-
-

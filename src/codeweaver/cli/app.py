@@ -188,8 +188,10 @@ def ask(
 
         question = validate_question(question)
         settings = _settings(model=model, cache_enabled=False if no_cache else None)
-        if thread is None and mode is AnswerMode.pipeline and _answered_at_once(
-            question, settings, as_json
+        if (
+            thread is None
+            and mode is AnswerMode.pipeline
+            and _answered_at_once(question, settings, as_json)
         ):
             return
         interactive = _console(stderr=True).is_terminal and not as_json

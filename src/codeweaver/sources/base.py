@@ -78,7 +78,12 @@ class KnowsInstalledVersions(Protocol):
 
 @runtime_checkable
 class Source(Protocol):
-    """Anything that can be searched. Implementations must be safe to call concurrently."""
+    """Anything that can be searched. Implementations must be safe to call concurrently.
+
+    A source may also set a class attribute `offline = True`: it searches a local corpus,
+    which answers one query the same way every time (the graph then never searches it again
+    with a query form it has already seen). Without it a source is taken to be online.
+    """
 
     name: str
 

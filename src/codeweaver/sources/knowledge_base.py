@@ -25,6 +25,7 @@ class KnowledgeBaseSource:
     """Searches the knowledge base by meaning. Status never loads the embedding model."""
 
     name = "knowledge_base"
+    offline = True  # the same query always finds the same: see `Source.offline`
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

@@ -293,6 +293,7 @@ class LocalCodeSource:
     change of working directory is followed."""
 
     name = SOURCE_NAME
+    offline = True  # the same query always finds the same: see `Source.offline`
 
     def __init__(
         self,

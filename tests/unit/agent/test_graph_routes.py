@@ -232,6 +232,32 @@ async def test_off_topic_results_get_a_more_specific_query_from_the_model(
     assert refined[0].startswith("MORE_SPECIFIC")
 
 
+async def test_offline_sources_alone_are_not_asked_again(tmp_path: Path) -> None:
+    # Off-topic results from an offline corpus and an online source that is unreachable:
+    # a second round could only ask the same corpus again, so none runs.
+    docs_source = FakeSource(results=[doc(1, score=0.1), doc(2, score=0.12)])
+    docs_source.offline = True  # type: ignore[attr-defined]
+    down = FakeSource("stackoverflow", error=SourceError("network: unreachable"))
+    refine = '{"query": "python open file readline"}'
+    deps, llm = make_deps(tmp_path, base_script(refine_search=refine), [docs_source, down])
+    result = await Assistant(deps).ask("How do I read a file line by line in Python?")
+    assert "refine_search" not in llm.tasks() and "refine_search" not in nodes_of(result.steps)
+    (evaluation,) = [s["message"] for s in result.steps if s["node"] == "evaluate_results"]
+    assert evaluation.startswith("proceed:") and "no online source answered" in evaluation
+    assert "python open file readline" not in docs_source.queries
+
+
+async def test_an_online_source_that_answered_is_asked_again(tmp_path: Path) -> None:
+    docs_source = FakeSource(results=[doc(1, score=0.1)])
+    docs_source.offline = True  # type: ignore[attr-defined]
+    online = FakeSource("stackoverflow", results=[doc(2, score=0.12)])
+    refine = '{"query": "python open file readline"}'
+    deps, llm = make_deps(tmp_path, base_script(refine_search=refine), [docs_source, online])
+    await Assistant(deps).ask("How do I read a file line by line in Python?")
+    assert llm.tasks().count("refine_search") == 1
+    assert online.queries[-1] == "python open file readline"
+
+
 async def test_relevant_results_are_never_refined(tmp_path: Path) -> None:
     source = FakeSource(results=[doc(1, score=0.9)])
     deps, llm = make_deps(tmp_path, base_script(), [source])
@@ -279,7 +305,9 @@ async def test_failing_source_is_reported_and_answer_still_comes(tmp_path: Path)
     )
     result = await Assistant(deps).ask("How do I read a file line by line in Python?")
     errors = [s["message"] for s in result.steps if s["kind"] == "error"]
-    assert sum("index is corrupted" in str(m) for m in errors) == 2  # first try and refined
+    # Reported once: a source that failed is not asked again, nothing new could come.
+    assert sum("index is corrupted" in str(m) for m in errors) == 1
+    assert "refine_search" not in nodes_of(result.steps)
     # No sources: the answer keeps its text but loses citations that point nowhere.
     uncited = "Use `open()` and iterate over the file object. Each line keeps its newline."
     assert result.answer == f"{say('no_source_note', 'en')}\n\n{uncited}"

@@ -156,7 +156,8 @@ def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[
         if len(failures) == len(queries):  # a failing source never fails the answer
             return {"search_results": [], "intermediate_steps": steps}
         results = dedupe(found)
-        steps.append(step(node, "observe", f"{len(results)} results from {source.name}"))
+        note = f"{len(results)} results from {source.name}"
+        steps.append(step(node, "observe", note, answered=source.name))
         return {"search_results": results, "intermediate_steps": steps}
 
     async def _bounded(call: Awaitable[list[SearchResult]]) -> list[SearchResult]:
@@ -228,16 +229,33 @@ async def evaluate_results(state: GraphState, deps: Deps) -> dict[str, Any]:
     weak, why = needs_refinement(state.get("search_results") or [])
     refinements = state.get("refinement_count", 0)
     refine = weak and refinements < MAX_REFINEMENTS
+    strategy = choose_strategy(state) if refine else None
     if weak and not refine:
         why += "; already refined once, going on"
-    elif refine and choose_strategy(state) == "MORE_GENERAL" and rule_query(state) is None:
+    elif strategy == "MORE_GENERAL" and rule_query(state) is None:
         refine, why = False, why + "; a broader query would find the same, going on"
+    elif strategy != "TRANSLATE" and refine and not online_answered(state, deps):
+        # Offline sources answer a query the same way every time, and they already saw
+        # every form of this one; with no online source reachable, a second round finds
+        # nothing new (offline, 15 refinements of 24 real questions found nothing).
+        refine = False
+        why += "; no online source answered and the offline ones saw every form, going on"
     return {
         "needs_refinement": refine,
         "intermediate_steps": [
             step("evaluate_results", "think", ("refine: " if refine else "proceed: ") + why)
         ],
     }
+
+
+def online_answered(state: GraphState, deps: Deps) -> bool:
+    """Whether an online source (not `offline`) answered a search of this turn."""
+    for item in state.get("intermediate_steps") or []:
+        name = (item.get("data") or {}).get("answered")
+        source = deps.sources.get(name) if isinstance(name, str) else None
+        if source is not None and not getattr(source, "offline", False):
+            return True
+    return False
 
 
 def route_evaluation(state: GraphState) -> Literal["refine_search", "search_subgraph"]:

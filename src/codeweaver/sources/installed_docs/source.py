@@ -89,6 +89,7 @@ class InstalledDocsSource:
     """
 
     name = SOURCE_NAME
+    offline = True  # the same query always finds the same: see `Source.offline`
 
     def __init__(
         self,

@@ -138,6 +138,7 @@ class NpmDocsSource:
     changes version."""
 
     name = SOURCE_NAME
+    offline = True  # the same query always finds the same: see `Source.offline`
 
     def __init__(
         self,

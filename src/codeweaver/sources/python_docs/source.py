@@ -62,6 +62,7 @@ class PythonDocsSource:
     """Searches the section index of the Python docs found for `python_version`."""
 
     name = SOURCE_NAME
+    offline = True  # the same query always finds the same: see `Source.offline`
 
     def __init__(
         self,
