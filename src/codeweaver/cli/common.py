@@ -9,6 +9,8 @@ import typer
 from codeweaver.cli.terminal import terminal_safe
 
 if TYPE_CHECKING:
+    import socket
+
     from rich.console import Console
 
     from codeweaver.config import Settings
@@ -59,3 +61,28 @@ def known_errors() -> tuple[type[Exception], ...]:
         VectorStoreError,
         ValidationError,
     )
+
+
+class BindingError(ValueError):
+    """The address cannot be served as asked; the message says what to do."""
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, taken before the model loads so a busy port fails at once."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror:
+        raise BindingError(f"unknown host {host!r}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise BindingError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from codeweaver.cli.common import BindingError as BindingError
+from codeweaver.cli.common import bind
+
 if TYPE_CHECKING:
     import socket
     from collections.abc import Callable
@@ -27,10 +30,6 @@ model_app = typer.Typer(
 )
 
 
-class BindingError(ValueError):
-    """The address cannot be served as asked; the message says what to do."""
-
-
 def server_key(host: str, configured: SecretStr | None) -> str | None:
     """The key clients must send (CODEWEAVER_MODEL_SERVER_KEY): required, and long
     enough not to be guessed, when the server listens off loopback."""
@@ -48,27 +47,6 @@ def server_key(host: str, configured: SecretStr | None) -> str | None:
     if len(key) < MIN_KEY_LENGTH:
         raise BindingError(f"{KEY_ENV} must be at least {MIN_KEY_LENGTH} characters")
     return key
-
-
-def bind(host: str, port: int) -> socket.socket:
-    """The listening socket, taken before the model loads so a busy port fails at once."""
-    import socket
-
-    try:
-        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    except socket.gaierror:
-        raise BindingError(f"unknown host {host!r}") from None
-    family, kind, proto, _, address = infos[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
-    try:
-        sock.bind(address)
-    except OSError as exc:
-        sock.close()
-        raise BindingError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    sock.listen(2048)
-    sock.set_inheritable(True)
-    return sock
 
 
 def base_url(host: str, port: int) -> str:

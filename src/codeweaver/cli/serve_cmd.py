@@ -17,6 +17,20 @@ def serve(
     ] = False,
 ) -> None:
     """Serve the API (docs at /docs), the web page (at /) and MCP (at /mcp)."""
+    from codeweaver.cli.common import BindingError, bind
+    from codeweaver.cli.common import fail as _fail
+    from codeweaver.cli.common import known_errors as _known_errors
+    from codeweaver.cli.common import settings as _settings
+
+    try:
+        settings = _settings(model=model)
+        # The port first: a busy one fails now, not after the app is built.
+        sock = bind(host, port)
+    except BindingError as exc:
+        _fail(str(exc))
+    except _known_errors() as exc:
+        _fail(str(exc))
+
     from codeweaver.api.auth import (
         ExposedWithoutTokenError,
         TokenFileError,
@@ -24,12 +38,8 @@ def serve(
         check_binding,
     )
     from codeweaver.api.rate_limit import ProxySettingError
-    from codeweaver.cli.common import fail as _fail
-    from codeweaver.cli.common import known_errors as _known_errors
-    from codeweaver.cli.common import settings as _settings
 
     try:
-        settings = _settings(model=model)
         tokens = TokenTable.from_settings(settings)
         check_binding(host, tokens)
         import uvicorn
@@ -49,7 +59,7 @@ def serve(
         _one_blas_thread()
         # Client addresses come from the connection; X-Forwarded-For is weighed by the
         # app against CODEWEAVER_TRUSTED_PROXIES, never rewritten by uvicorn.
-        uvicorn.run(
+        config = uvicorn.Config(
             app,
             host=host,
             port=port,
@@ -57,6 +67,7 @@ def serve(
             timeout_graceful_shutdown=5,
             proxy_headers=False,
         )
+        uvicorn.Server(config).run(sockets=[sock])
     except (ExposedWithoutTokenError, TokenFileError, ProxySettingError) as exc:
         _fail(str(exc))
     except _known_errors() as exc:

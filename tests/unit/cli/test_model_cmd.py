@@ -100,3 +100,19 @@ def test_help_imports_neither_the_server_nor_uvicorn() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
     assert "--port" in out.stdout and "--host" in out.stdout
+
+
+def test_serve_refuses_a_port_in_use_before_building_the_app(busy_port: int) -> None:
+    code = (
+        "import sys\n"
+        "from codeweaver.cli.app import main\n"
+        f"sys.argv = ['codeweaver', 'serve', '--port', '{busy_port}']\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n    code = exit.code\n"
+        "print(code, [m for m in ('fastapi', 'langgraph', 'uvicorn') if m in sys.modules])"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert f"cannot listen on 127.0.0.1:{busy_port}" in " ".join(done.stderr.split())
+    assert done.stdout.strip().splitlines()[-1] == "2 []"
