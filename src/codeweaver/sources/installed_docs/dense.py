@@ -36,6 +36,8 @@ from codeweaver.sources.installed_docs.vectors import (
 )
 
 logger = logging.getLogger(__name__)
+# How often a caller that waits for another builder reads its progress.
+WAIT_POLL_SECONDS = 1.0
 
 
 def default_embedder() -> Embedder:
@@ -206,10 +208,14 @@ class DenseVectors:
         lock = BuildLock(loaded.info.path)
         try:
             if not lock.acquire(blocking=False):
-                logger.info("installed_docs: another process is embedding; waiting for it")
-                if progress is not None:
-                    progress(f"{PHASE} (in another process)", 0, 0)
-                lock.acquire(blocking=True)
+                logger.info("installed_docs: another builder is embedding; waiting for it")
+                if progress is None:
+                    lock.acquire(blocking=True)
+                else:  # show the other builder's progress meanwhile
+                    while not lock.acquire(blocking=False):
+                        if (found := read_progress(loaded.info.path)) is not None:
+                            progress(PHASE, found.done, found.total)
+                        time.sleep(WAIT_POLL_SECONDS)
         except OSError as exc:  # a read-only index folder: build in memory, unlocked
             logger.info("installed_docs: no build lock in %s: %s", loaded.info.path, exc)
         try:
