@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from langchain_core.language_models import BaseChatModel
@@ -55,13 +55,22 @@ async def open_assistant(deps: Deps) -> AsyncIterator[Assistant]:
         yield Assistant(deps, checkpointer=saver)
 
 
-def prepare_sources(deps: Deps, progress: PhaseProgress | None = None) -> list[str]:
-    """Run each ready source's one-time preparation; returns the problems met, if any."""
+def prepare_sources(
+    deps: Deps,
+    progress: PhaseProgress | None = None,
+    on_source: Callable[[str | None], None] | None = None,
+) -> list[str]:
+    """Run each ready source's one-time preparation; returns the problems met, if any.
+    `on_source` hears the name of the source being prepared, then None when all are."""
     problems: list[str] = []
     for source in deps.sources.values():
         if isinstance(source, Preparable) and source.status().usable:
+            if on_source is not None:
+                on_source(source.name)
             try:
                 source.prepare(progress)
             except Exception as exc:  # the run goes on; the source reports it when searched
                 problems.append(f"{source.name}: {exc}")
+    if on_source is not None:
+        on_source(None)
     return problems

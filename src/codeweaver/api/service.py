@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -87,6 +87,8 @@ class ChatService:
         self.queue = queue
         # Why the conversation store cannot take writes (found at start), if it cannot.
         self.store_problem = store_problem
+        # Which sources are still being built and how far (set by the service's startup).
+        self.building: Callable[[], dict[str, str]] = lambda: {}
 
     def writable(self) -> None:
         """Raise `StoreUnavailableError` when nothing can be recorded."""

@@ -15,7 +15,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from codeweaver.sources.base import ReportsBuilding
+from codeweaver.sources.base import Preparable, ReportsBuilding
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -52,6 +52,7 @@ class ServiceStartup:
         self._task: asyncio.Task[ChatService] | None = None
         self._preparing: asyncio.Task[None] | None = None
         self._reporting: asyncio.Task[None] | None = None
+        self._unprepared: list[str] = []
         self.phase = "not started"
 
     def start(self) -> None:
@@ -72,7 +73,14 @@ class ServiceStartup:
             self.queue,
             self.store_problem,
         )
+        service.building = self.building
         self.phase = "ready"
+        # Known before the preparation starts, so no question asked meanwhile misses them.
+        self._unprepared = [
+            name
+            for name, source in deps.sources.items()
+            if isinstance(source, Preparable) and source.status().usable
+        ]
         self._preparing = asyncio.create_task(self._prepare(deps))
         self._reporting = asyncio.create_task(self._report(deps))
         logger.info("CodeWeaver is ready (model %s)", self.settings.model)
@@ -81,7 +89,12 @@ class ServiceStartup:
     async def _prepare(self, deps: Deps) -> None:
         from codeweaver.factory import prepare_sources
 
-        for problem in await asyncio.to_thread(prepare_sources, deps):
+        def preparing(name: str | None) -> None:
+            # The sources before `name` are prepared (None: all of them).
+            left = self._unprepared
+            self._unprepared = left[left.index(name) :] if name in left else []
+
+        for problem in await asyncio.to_thread(prepare_sources, deps, None, preparing):
             logger.warning("source preparation: %s", problem)
 
     async def _report(self, deps: Deps) -> None:
@@ -129,7 +142,10 @@ class ServiceStartup:
         service = self.ready()
         if service is None:
             return {}
-        return building_sources(service.deps)
+        found = building_sources(service.deps)
+        for name in self._unprepared:
+            found.setdefault(name, "preparing its index")
+        return found
 
     async def aclose(self) -> None:
         for task in (self._reporting, self._preparing, self._task):

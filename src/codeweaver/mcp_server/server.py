@@ -24,7 +24,6 @@ from pydantic import Field
 from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
 from codeweaver.api.queue import QueueFullError
 from codeweaver.api.service import ChatService, SessionNotFoundError, StoreUnavailableError
-from codeweaver.api.startup import building_sources
 from codeweaver.mcp_server.render import format_answer, format_results, one_line, step_message
 from codeweaver.memory.sessions import DEFAULT_OWNER, SESSION_ID
 from codeweaver.sources.base import Source, SourceError
@@ -223,7 +222,7 @@ async def _ask(
     except (StoreUnavailableError, QueueFullError, ValueError) as exc:
         raise ToolError(str(exc)) from None
     done = 0
-    building = await asyncio.to_thread(building_sources, chat.deps)
+    building = await asyncio.to_thread(chat.building)
     if building:
         done += 1
         await ctx.report_progress(done, None, building_message(building))
