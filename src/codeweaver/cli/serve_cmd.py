@@ -17,20 +17,6 @@ def serve(
     ] = False,
 ) -> None:
     """Serve the API (docs at /docs), the web page (at /) and MCP (at /mcp)."""
-    from codeweaver.cli.common import BindingError, bind
-    from codeweaver.cli.common import fail as _fail
-    from codeweaver.cli.common import known_errors as _known_errors
-    from codeweaver.cli.common import settings as _settings
-
-    try:
-        settings = _settings(model=model)
-        # The port first: a busy one fails now, not after the app is built.
-        sock = bind(host, port)
-    except BindingError as exc:
-        _fail(str(exc))
-    except _known_errors() as exc:
-        _fail(str(exc))
-
     from codeweaver.api.auth import (
         ExposedWithoutTokenError,
         TokenFileError,
@@ -38,10 +24,17 @@ def serve(
         check_binding,
     )
     from codeweaver.api.rate_limit import ProxySettingError
+    from codeweaver.cli.common import BindingError, bind
+    from codeweaver.cli.common import fail as _fail
+    from codeweaver.cli.common import known_errors as _known_errors
+    from codeweaver.cli.common import settings as _settings
 
     try:
+        settings = _settings(model=model)
         tokens = TokenTable.from_settings(settings)
-        check_binding(host, tokens)
+        check_binding(host, tokens)  # never listen where it must not, even for a moment
+        # Then the port: a busy one fails now, not after the app is built.
+        sock = bind(host, port)
         import uvicorn
 
         from codeweaver.api.app import create_app
@@ -68,6 +61,8 @@ def serve(
             proxy_headers=False,
         )
         uvicorn.Server(config).run(sockets=[sock])
+    except BindingError as exc:
+        _fail(str(exc))
     except (ExposedWithoutTokenError, TokenFileError, ProxySettingError) as exc:
         _fail(str(exc))
     except _known_errors() as exc:

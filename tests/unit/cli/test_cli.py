@@ -239,7 +239,8 @@ def test_serve_refuses_to_expose_without_a_token(
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("the server must not start")
 
-    monkeypatch.setattr("uvicorn.run", never)
+    monkeypatch.setattr("uvicorn.Server.run", never)
+    monkeypatch.setattr("codeweaver.cli.common.bind", never)  # not even for a moment
     monkeypatch.delenv("CODEWEAVER_API_TOKEN", raising=False)
     result = CliRunner().invoke(app, ["serve", "--host", "0.0.0.0"])
     assert result.exit_code == 2

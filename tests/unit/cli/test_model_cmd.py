@@ -108,7 +108,7 @@ def test_serve_refuses_a_port_in_use_before_building_the_app(busy_port: int) -> 
         "from codeweaver.cli.app import main\n"
         f"sys.argv = ['codeweaver', 'serve', '--port', '{busy_port}']\n"
         "try:\n    main()\nexcept SystemExit as exit:\n    code = exit.code\n"
-        "print(code, [m for m in ('fastapi', 'langgraph', 'uvicorn') if m in sys.modules])"
+        "print(code, [m for m in ('langgraph', 'uvicorn', 'xllamacpp') if m in sys.modules])"
     )
     import subprocess
     import sys

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -146,8 +147,15 @@ def test_codeweaver_serve_mounts_mcp(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("CODEWEAVER_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("CODEWEAVER_MODEL", "scripted:echo")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("uvicorn.run", lambda app, **_: served.append(app))
-    result = CliRunner().invoke(cli, ["serve"])
+    import uvicorn
+
+    monkeypatch.setattr(
+        uvicorn.Server, "run", lambda self, sockets=None: served.append(self.config.app)
+    )
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = CliRunner().invoke(cli, ["serve", "--port", str(port)])
     assert result.exit_code == 0, result.output
     paths = {getattr(route, "path", None) for route in served[0].routes}
     assert {"/mcp", "/api/chat"} <= paths
