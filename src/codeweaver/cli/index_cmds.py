@@ -126,23 +126,11 @@ def add(paths: PathsArg, as_json: JsonOpt = False, include_hidden: HiddenOpt = F
     symlinks out of the folder, hidden files and FIFOs or devices are not read.
     """
     _check_given(paths, must_exist=True)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from codeweaver.cli.render import phase_progress
 
     stderr = _console(stderr=True)
     interactive = stderr.is_terminal and not as_json
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        console=stderr,
-        transient=True,
-    )
-    tasks: dict[str, Any] = {}
-
-    def on_phase(phase: str, done: int, total: int) -> None:
-        if phase not in tasks:
-            tasks[phase] = bar.add_task(phase, total=total or None)
-        bar.update(tasks[phase], completed=done, total=total or None)
+    bar, on_phase = phase_progress(stderr)
 
     try:
         _settings, kb = _open()

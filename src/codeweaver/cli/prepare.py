@@ -9,7 +9,7 @@ done (a warm start).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from codeweaver.cli.common import safe
 
@@ -67,43 +67,29 @@ class ByteLines:
 
 def prepare_deps(settings: Settings, interactive: bool) -> Deps:
     """Build the dependencies and prepare the sources, showing what takes time."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
     from codeweaver.cli.common import console as make_console
-    from codeweaver.cli.render import byte_progress
+    from codeweaver.cli.render import byte_progress, phase_progress
     from codeweaver.factory import build_deps, prepare_sources
 
     console = make_console(stderr=True)
     if interactive:
-        bar, on_bytes = byte_progress(console, "assembling model weights")
-        with bar:
+        weights, on_bytes = byte_progress(console, "assembling model weights")
+        with weights:
             deps = build_deps(settings, progress=on_bytes)
     else:
         deps = build_deps(settings, progress=ByteLines(console, "assembling model weights"))
     if interactive:
-        phases = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            console=console,
-            transient=True,
-        )
-        tasks: dict[str, Any] = {}
-
-        def on_phase(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                phases.start()
-                tasks[phase] = phases.add_task(phase, total=total or None)
-            phases.update(tasks[phase], completed=done, total=total or None)
-
-        try:
+        phases, on_phase = phase_progress(console)
+        with phases:  # never shown when nothing is built
             problems = prepare_sources(deps, on_phase)
-        finally:
-            phases.stop()  # never started when nothing was built
     else:
         lines = PhaseLines(console)
         problems = prepare_sources(deps, lines)
         lines.finish()
     for problem in problems:
         console.print(f"[yellow]warning:[/] {safe(problem)}", highlight=False)
+    from codeweaver.api.startup import building_sources
+
+    for name, line in building_sources(deps).items():  # work going on in the background
+        console.print(f"[dim]{safe(name)}: {safe(line)}[/]", highlight=False)
     return deps

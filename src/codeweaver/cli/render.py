@@ -17,7 +17,14 @@ from rich.console import Console, Group
 from rich.highlighter import JSONHighlighter
 from rich.live import Live
 from rich.markdown import Markdown
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+)
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -153,5 +160,26 @@ def byte_progress(console: Console, description: str) -> tuple[LazyBar, Callable
     def update(done: int, total: int) -> None:
         bar.show()
         progress.update(task, completed=done, total=total)
+
+    return bar, update
+
+
+def phase_progress(console: Console) -> tuple[LazyBar, Callable[[str, int, int], None]]:
+    """A bar per phase of `(phase, done, total)` reports, shown from the first report."""
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=console,
+        transient=True,
+    )
+    bar = LazyBar(progress)
+    tasks: dict[str, Any] = {}
+
+    def update(phase: str, done: int, total: int) -> None:
+        bar.show()
+        if phase not in tasks:
+            tasks[phase] = progress.add_task(phase, total=total or None)
+        progress.update(tasks[phase], completed=done, total=total or None)
 
     return bar, update
