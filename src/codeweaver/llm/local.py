@@ -21,6 +21,7 @@ from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
+from codeweaver.llm.busy import computing
 from codeweaver.llm.llama_runtime import (
     IN_PROCESS_SLOTS,
     LocalModelError,
@@ -132,7 +133,9 @@ class LocalChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        reply = self._model().handle_chat_completions(self._body(messages, stop, kwargs))
+        server = self._model()
+        with computing():  # background work on this machine waits meanwhile
+            reply = server.handle_chat_completions(self._body(messages, stop, kwargs))
         if (error := reply_error(reply)) is not None:
             raise LocalModelError(error)
         choice = reply["choices"][0]
@@ -168,7 +171,8 @@ class LocalChatModel(BaseChatModel):
 
         def decode() -> None:
             try:
-                server.handle_chat_completions(body, on_part)
+                with computing():  # background work on this machine waits meanwhile
+                    server.handle_chat_completions(body, on_part)
             except BaseException as exc:  # handed to the reader, never lost in this thread
                 parts.put(exc)
             parts.put(_END)

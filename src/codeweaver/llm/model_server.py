@@ -19,6 +19,7 @@ llama.cpp reads OpenAI's `json_schema` response format natively, so it is forwar
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
 import os
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from codeweaver.config import Settings
+from codeweaver.llm.busy import computing
 from codeweaver.llm.llama_runtime import Runtime
 from codeweaver.llm.registry import ModelConfigError, ModelRef, resolve_local_path
 from codeweaver.llm.remote import INFO_PATH
@@ -217,7 +219,13 @@ def create_model_server_app(
             content=body,
             headers=headers,
         )
-        reply = await upstream.send(outgoing, stream=True)
+        held = contextlib.ExitStack()
+        held.enter_context(computing())  # background work on this machine waits meanwhile
+        try:
+            reply = await upstream.send(outgoing, stream=True)
+        except BaseException:
+            held.close()
+            raise
 
         async def relay() -> AsyncIterator[bytes]:
             try:
@@ -225,6 +233,7 @@ def create_model_server_app(
                     yield chunk
             finally:  # also when the client goes: the native server then frees the slot
                 await reply.aclose()
+                held.close()
 
         return StreamingResponse(
             relay(),

@@ -63,7 +63,8 @@ CACHE_FORMAT = 1
 EMBEDDER = "minilm"
 PHASE = "Embedding documents"
 SUMMARY_CHARS = 200
-_BATCH = 256
+# Small batches: background work yields to an answer within one batch (under a second).
+_BATCH = 64
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 #: `int(x, base=10) -> integer`, `od.pop(k[,d]) -> v, remove ...`: a call line and its type.
 _SIGNATURE_LINE = re.compile(r"^\s*[\w.]+\(.*?\)\s*-+>\s*[^,.\s]*[,.]?\s*")
@@ -209,10 +210,12 @@ def embed_entries(
     progress: ProgressCallback | None = None,
     known: dict[str, Vectors] | None = None,
     checkpoint: Checkpoint | None = None,
+    between: Callable[[], object] | None = None,
 ) -> tuple[list[str], Vectors]:
     """(text digests, unit vectors) of every entry; texts found in `known` are not embedded
     again. Progress counts entries, reused ones at once; `checkpoint` gets the rows made so
-    far every `CHECKPOINT_SECONDS`."""
+    far every `CHECKPOINT_SECONDS`; `between` runs before each batch (to wait while a
+    model computes an answer)."""
     texts = [embedding_text(e) for e in entries]
     keys = [_digest(t) for t in texts]
     out = np.zeros((len(entries), embedder.dimension), dtype=np.float32)
@@ -228,6 +231,8 @@ def embed_entries(
     saved_at = time.monotonic()
     for start in range(0, len(todo), _BATCH):
         rows = todo[start : start + _BATCH]
+        if between is not None:
+            between()
         out[rows] = embedder.embed([texts[i] for i in rows])
         done += len(rows)
         if progress is not None:
@@ -279,7 +284,9 @@ def build_vectors(
         except OSError as exc:
             logger.info("cannot save the embedding cache in %s: %s", folder.parent, exc)
 
-    keys, vectors = embed_entries(entries, embedder, report, known, checkpoint)
+    from codeweaver.llm.busy import wait_for_idle
+
+    keys, vectors = embed_entries(entries, embedder, report, known, checkpoint, wait_for_idle)
     logger.info("embedded doc entries: %d reused of %d", len(known.keys() & set(keys)), len(keys))
     try:
         (folder / VECTORS_META).unlink(missing_ok=True)
