@@ -2,7 +2,7 @@
 
 The weights are assembled and the sources' indexes built in the foreground, with a bar on a
 terminal and a line per phase in a log. The docs entries' vectors take minutes on two
-cores: they are embedded by a background process at the lowest CPU priority (`--wait`:
+cores: they are embedded by a background process at low CPU priority (`--wait`:
 here, now), which searches do without until they are ready. At the end it says how long it
 took and the commands to use CodeWeaver, in a shell and in a coding agent.
 """
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from codeweaver.config import Settings
 
 EXAMPLE = "How do I read a file line by line in Python?"
+# Low, not the lowest: a step of it can hold up an answer (`llm.busy`), so it must not starve.
+BACKGROUND_NICE = 10
 LOG_NAME = "docs-vectors.log"
 
 
@@ -68,7 +70,7 @@ def setup(
 
 
 def _embed_in_background(settings: Settings, err: Console) -> None:
-    """Hand the docs vectors to a detached `setup --wait` at the lowest priority, which
+    """Hand the docs vectors to a detached `setup --wait` at low priority, which
     waits for any other builder and resumes what was embedded before."""
     from codeweaver.cli.common import safe
 
@@ -82,7 +84,7 @@ def _embed_in_background(settings: Settings, err: Console) -> None:
                 stdout=handle,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # outlives this command and its terminal
-                preexec_fn=_lowest_priority if sys.platform != "win32" else None,
+                preexec_fn=_low_priority if sys.platform != "win32" else None,
                 env={**os.environ, "CODEWEAVER_MODEL": settings.model},
             )
     except OSError as exc:
@@ -90,7 +92,7 @@ def _embed_in_background(settings: Settings, err: Console) -> None:
         return
     err.print(
         safe(
-            f"docs vectors: embedding in the background (process {process.pid}, lowest "
+            f"docs vectors: embedding in the background (process {process.pid}, low "
             f"priority; searches work meanwhile). `codeweaver doctor` shows how far; log: {log}"
         ),
         highlight=False,
@@ -98,8 +100,8 @@ def _embed_in_background(settings: Settings, err: Console) -> None:
     )
 
 
-def _lowest_priority() -> None:
-    os.nice(19)
+def _low_priority() -> None:
+    os.nice(BACKGROUND_NICE)
 
 
 def next_steps(program: Path) -> list[str]:

@@ -5,11 +5,14 @@ per token: a thread of any other work on one core, even at the lowest priority, 
 whole answer at every barrier. Measured here: an answer that took 13.5 s alone took 410 s
 while the docs vectors were being embedded at nice 19 on the other core.
 
-So a model call holds a shared lock on one file per user for its duration (`computing`),
-and background work asks between two small steps whether any is held (`wait_for_idle`)
-and waits until none is. Any process takes part: the in-process model of `ask`, `chat`,
-`serve` or `mcp`, and `codeweaver model serve` for the requests it is computing. The
-locks are the system's (`flock`): a process that dies lets go of its own.
+Lowering the background work's priority makes it worse: starved of CPU, a step it began
+before the answer lasts for the whole answer. So the two never overlap. A model call holds
+a shared lock on one file per user for its duration, after waiting for the background
+step under way, if any, to end (`computing`); background work runs in small steps, each
+begun only when no model computes, under an exclusive lock of its own (`background_step`).
+Any process takes part: the in-process model of `ask`, `chat`, `serve` or `mcp`, and
+`codeweaver model serve` for the requests it is computing. The locks are the system's
+(`flock`): a process that dies lets go of its own.
 """
 
 from __future__ import annotations
@@ -27,32 +30,64 @@ logger = logging.getLogger(__name__)
 POLL_SECONDS = 0.5
 
 
-def busy_file() -> Path:
-    """One file per user of the machine, whatever each process's cache folder."""
+def lock_file(what: str) -> Path:
+    """One file per user of the machine and purpose, whatever each process's cache folder."""
     uid = os.getuid() if hasattr(os, "getuid") else 0
-    return Path(tempfile.gettempdir()) / f"codeweaver-{uid}-model-busy.lock"
+    return Path(tempfile.gettempdir()) / f"codeweaver-{uid}-{what}.lock"
+
+
+def busy_file() -> Path:
+    return lock_file("model-busy")
+
+
+@contextlib.contextmanager
+def _held(path: Path, flags: object) -> Iterator[bool]:
+    """`path` locked with `flags` for the block (False: no lock could be had, go on)."""
+    import portalocker
+
+    try:
+        handle = path.open("a")
+    except OSError as exc:
+        logger.debug("no lock %s: %s", path, exc)
+        yield False
+        return
+    try:
+        try:
+            portalocker.lock(handle, flags)  # type: ignore[arg-type]
+            locked = True
+        except (portalocker.exceptions.LockException, OSError) as exc:
+            logger.debug("no lock %s: %s", path, exc)
+            locked = False
+        yield locked
+    finally:
+        handle.close()  # closing lets go of the lock
 
 
 @contextlib.contextmanager
 def computing() -> Iterator[None]:
     """Hold the machine's "a model is computing" lock (shared: models never wait for one
-    another) for the block; without file locks, just run the block."""
-    try:
-        import portalocker
+    another) for the block, once the background step under way has ended."""
+    import portalocker
 
-        handle = busy_file().open("a")
-    except OSError as exc:
-        logger.debug("no model-busy lock: %s", exc)
+    with _held(busy_file(), portalocker.LockFlags.SHARED):
+        with _held(lock_file("background-step"), portalocker.LockFlags.SHARED):
+            pass  # waits for a background step that began before this call
         yield
-        return
-    try:
-        try:
-            portalocker.lock(handle, portalocker.LockFlags.SHARED)
-        except (portalocker.exceptions.LockException, OSError) as exc:
-            logger.debug("no model-busy lock: %s", exc)
-        yield
-    finally:
-        handle.close()  # closing lets go of the lock
+
+
+@contextlib.contextmanager
+def background_step(poll: float = POLL_SECONDS) -> Iterator[None]:
+    """One small step of background work, begun once no model computes; a model call
+    that starts meanwhile waits for it to end."""
+    import portalocker
+
+    while True:
+        wait_for_idle(poll)
+        with _held(lock_file("background-step"), portalocker.LockFlags.EXCLUSIVE):
+            if model_computing():  # a call began between the check and the lock
+                continue
+            yield
+            return
 
 
 def model_computing() -> bool:

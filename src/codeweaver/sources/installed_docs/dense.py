@@ -2,7 +2,8 @@
 
 Vectors are loaded from beside the index, or embedded when missing or stale: in the caller's
 thread with progress when it asks to wait (`ensure_index`), otherwise in a background thread
-at the lowest CPU priority while searches go on without them (`prepare`, a search). One
+at low CPU priority while searches go on without them (`prepare`, a search). Either way
+they are embedded in small steps, never while a model computes an answer (`llm.busy`). One
 process builds at a time (`vectors.BuildLock`): another one's thread waits for it, then
 loads what it made; a build that stopped half way is resumed from its saved cache. An
 embedder that cannot be created (weights not installed) leaves the search without vectors
@@ -57,11 +58,12 @@ class VectorsState:
     problem: str | None = None
 
 
-def _lowest_priority() -> None:
-    """This thread, and its BLAS work, yield the CPU to everything else (answers first)."""
+def _low_priority() -> None:
+    """This thread, and its BLAS work, yield the CPU to other work (low, not the lowest:
+    an answer that starts during one of its steps waits for that step)."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
 
 
 class DenseVectors:
@@ -220,7 +222,7 @@ class DenseVectors:
             logger.info("installed_docs: no build lock in %s: %s", loaded.info.path, exc)
         try:
             if low_priority:
-                _lowest_priority()
+                _low_priority()
             return self._load_or_build(loaded, embedder, progress)
         finally:
             lock.release()
@@ -228,7 +230,7 @@ class DenseVectors:
     def _background_build(self, loaded: LoadedIndex, embedder: Embedder) -> None:
         from threadpoolctl import threadpool_limits
 
-        # One BLAS thread: the work stays in this (lowest-priority) thread.
+        # One BLAS thread: the work stays in this (low-priority) thread.
         with threadpool_limits(limits=1, user_api="blas"):
             self._locked_build(loaded, embedder, None, low_priority=True)
 

@@ -42,6 +42,7 @@ import re
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -63,8 +64,8 @@ CACHE_FORMAT = 1
 EMBEDDER = "minilm"
 PHASE = "Embedding documents"
 SUMMARY_CHARS = 200
-# Small batches: background work yields to an answer within one batch (under a second).
-_BATCH = 64
+# Small batches: an answer that starts meanwhile waits for one (a few tenths of a second).
+_BATCH = 32
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 #: `int(x, base=10) -> integer`, `od.pop(k[,d]) -> v, remove ...`: a call line and its type.
 _SIGNATURE_LINE = re.compile(r"^\s*[\w.]+\(.*?\)\s*-+>\s*[^,.\s]*[,.]?\s*")
@@ -210,12 +211,12 @@ def embed_entries(
     progress: ProgressCallback | None = None,
     known: dict[str, Vectors] | None = None,
     checkpoint: Checkpoint | None = None,
-    between: Callable[[], object] | None = None,
+    step: Callable[[], AbstractContextManager[object]] | None = None,
 ) -> tuple[list[str], Vectors]:
     """(text digests, unit vectors) of every entry; texts found in `known` are not embedded
     again. Progress counts entries, reused ones at once; `checkpoint` gets the rows made so
-    far every `CHECKPOINT_SECONDS`; `between` runs before each batch (to wait while a
-    model computes an answer)."""
+    far every `CHECKPOINT_SECONDS`; each batch is embedded inside `step()` (background
+    work: never while a model computes an answer)."""
     texts = [embedding_text(e) for e in entries]
     keys = [_digest(t) for t in texts]
     out = np.zeros((len(entries), embedder.dimension), dtype=np.float32)
@@ -231,9 +232,8 @@ def embed_entries(
     saved_at = time.monotonic()
     for start in range(0, len(todo), _BATCH):
         rows = todo[start : start + _BATCH]
-        if between is not None:
-            between()
-        out[rows] = embedder.embed([texts[i] for i in rows])
+        with step() if step is not None else contextlib.nullcontext():
+            out[rows] = embedder.embed([texts[i] for i in rows])
         done += len(rows)
         if progress is not None:
             progress(PHASE, done, len(entries))
@@ -284,9 +284,9 @@ def build_vectors(
         except OSError as exc:
             logger.info("cannot save the embedding cache in %s: %s", folder.parent, exc)
 
-    from codeweaver.llm.busy import wait_for_idle
+    from codeweaver.llm.busy import background_step
 
-    keys, vectors = embed_entries(entries, embedder, report, known, checkpoint, wait_for_idle)
+    keys, vectors = embed_entries(entries, embedder, report, known, checkpoint, background_step)
     logger.info("embedded doc entries: %d reused of %d", len(known.keys() & set(keys)), len(keys))
     try:
         (folder / VECTORS_META).unlink(missing_ok=True)
