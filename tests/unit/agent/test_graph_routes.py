@@ -12,6 +12,7 @@ from codeweaver.agent.input_check import InvalidQuestionError
 from codeweaver.agent.runner import Assistant
 from codeweaver.agent.user_text import say
 from codeweaver.sources.base import SourceError
+from codeweaver.sources.index_files import IndexBuilding
 from tests.fakes import FakeSource, doc, docs, make_deps
 
 ANALYZE_NEW = json.dumps(
@@ -245,6 +246,25 @@ async def test_offline_sources_alone_are_not_asked_again(tmp_path: Path) -> None
     (evaluation,) = [s["message"] for s in result.steps if s["node"] == "evaluate_results"]
     assert evaluation.startswith("proceed:") and "no online source answered" in evaluation
     assert "python open file readline" not in docs_source.queries
+
+
+async def test_an_answer_written_while_an_index_is_made_is_not_cached(tmp_path: Path) -> None:
+    building = FakeSource(error=IndexBuilding("installed_docs: building the docs index: saving"))
+    online = FakeSource("stackoverflow", results=[doc(1, score=0.9)])
+    deps, _llm = make_deps(tmp_path, base_script(), [building, online])
+    result = await Assistant(deps).ask("How do I read a file line by line in Python?")
+    skipped = [s for s in result.steps if s["node"] == "search_official_docs"]
+    assert any(s["message"].startswith("skipped: installed_docs is not ready") for s in skipped)
+    assert not any(s["kind"] == "error" for s in skipped)  # not a failure
+    (final,) = [
+        s for s in result.steps if s["node"] == "check_answer" and "written" in s["message"]
+    ]
+    assert "not cached (installed_docs not ready)" in final["message"]
+    assert deps.cache.stats().entries == 0
+    # Once the index is made, the same question's answer is cached as usual.
+    deps.sources["installed_docs"] = FakeSource(results=[doc(2, score=0.9)])
+    await Assistant(deps).ask("How do I read a file line by line in Python?")
+    assert deps.cache.stats().entries == 1
 
 
 async def test_an_online_source_that_answered_is_asked_again(tmp_path: Path) -> None:

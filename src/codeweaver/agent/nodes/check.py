@@ -165,6 +165,10 @@ async def _final(
         and state.get("question_type") in ("new_topic", "independent")
         and bool(state.get("should_cache", False))
     )
+    waiting = not_ready(state)
+    if cacheable and waiting:
+        # Written while a source's index was being made: the next ask may find more.
+        cacheable, note = False, f"{note}; not cached ({', '.join(waiting)} not ready)"
     problem = None
     if cacheable:
         key = state.get("canonical_question") or state["question"]
@@ -180,6 +184,14 @@ async def _final(
     if problem:
         update["intermediate_steps"].append(step("check_answer", "error", problem))
     return update
+
+
+def not_ready(state: GraphState) -> list[str]:
+    """The sources this turn left out because their index was still being made."""
+    found = [
+        (item.get("data") or {}).get("not_ready") for item in state.get("intermediate_steps") or []
+    ]
+    return sorted({name for name in found if isinstance(name, str)})
 
 
 AfterCheck = Literal["generate_answer", "combine_answers", "__end__"]

@@ -150,7 +150,8 @@ def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[
         building = [o for o in outcomes if isinstance(o, IndexBuilding)]
         if building:  # not a failure: the source is there next time, nothing to report
             note = str(building[0]).partition(": ")[2]
-            steps = [act, step(node, "observe", f"skipped: {source.name} is not ready ({note})")]
+            skipped = f"skipped: {source.name} is not ready ({note})"
+            steps = [act, step(node, "observe", skipped, not_ready=source.name)]
         else:
             steps = [act, *(step(node, "error", f) for f in dict.fromkeys(failures))]
         if len(failures) == len(queries):  # a failing source never fails the answer
