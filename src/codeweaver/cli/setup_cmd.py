@@ -45,6 +45,7 @@ def setup(
     from codeweaver.cli.common import console, fail, known_errors, safe
     from codeweaver.cli.common import settings as make_settings
     from codeweaver.cli.prepare import PhaseLines, prepare_deps
+    from codeweaver.sources.base import ReportsBuilding
 
     err = console(stderr=True)
     started = time.monotonic()
@@ -58,7 +59,8 @@ def setup(
                 lines = PhaseLines(err)
                 ensure(lines)
                 lines.finish()
-            elif not str(getattr(docs, "freshness", lambda: "")()).startswith("ready"):
+            elif isinstance(docs, ReportsBuilding) and docs.building() is not None:
+                # The vectors are missing (prepare has just looked): embed them elsewhere.
                 _embed_in_background(settings, err)
     except known_errors() as exc:
         fail(str(exc))
