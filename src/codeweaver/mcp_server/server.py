@@ -83,7 +83,8 @@ SEARCH_DESCRIPTIONS = {
     "search_github": "Search GitHub code and GitHub issues (needs GITHUB_TOKEN). Best for "
     "usage examples in real projects and known bugs or workarounds.",
     "search_code": "Search the local repository's own source code. Best for how this "
-    "project already does something.",
+    "project already does something. Name what you look for (a function, class or "
+    "variable name, or a quoted error message): plain words alone find nothing.",
     "search_knowledge_base": "Search the user's knowledge base (their own indexed notes "
     "and documents).",
 }

@@ -245,7 +245,11 @@ def _phrase_credit(term: Term, line: str) -> float:
 def match_text(path: Path, text: str, terms: Sequence[Term]) -> FileMatches | None:
     """Which terms each line of `text` holds (substring matches, case-insensitive)."""
     lower = text.lower()
-    simple = [i for i, term in enumerate(terms) if term.kind != "phrase" and term.text in lower]
+    simple = [
+        i
+        for i, term in enumerate(terms)
+        if term.kind != "phrase" and any(form in lower for form in term.spellings)
+    ]
     phrases = [
         i
         for i, term in enumerate(terms)
@@ -253,16 +257,19 @@ def match_text(path: Path, text: str, terms: Sequence[Term]) -> FileMatches | No
     ]
     if not simple and not phrases:
         return None
-    needles = {terms[i].text for i in simple} | {w for i in phrases for w in terms[i].content}
+    needles = {form for i in simple for form in terms[i].spellings}
+    needles |= {w for i in phrases for w in terms[i].content}
     finder = re.compile("|".join(re.escape(n) for n in sorted(needles, key=len, reverse=True)))
     starts = [0, *(m.end() for m in re.finditer("\n", lower))]
     candidates = sorted({bisect.bisect_right(starts, m.start()) for m in finder.finditer(lower)})
-    names = {terms[i].text: i for i in simple if terms[i].kind in _DEFINED_KINDS}
+    names = {
+        form: i for i in simple if terms[i].kind in _DEFINED_KINDS for form in terms[i].spellings
+    }
     result = FileMatches(path, present=set(simple))
     for lineno in candidates:
         end = starts[lineno] - 1 if lineno < len(starts) else len(lower)
         line = lower[starts[lineno - 1] : end]
-        credits = {i: 1.0 for i in simple if terms[i].text in line}
+        credits = {i: 1.0 for i in simple if any(form in line for form in terms[i].spellings)}
         for i in phrases:
             credit = _phrase_credit(terms[i], line)
             if credit > 0:
@@ -289,6 +296,8 @@ ABSENT_FACTOR = 0.5
 # Score halfway point, as a share of the query's mass (the installed_docs convention).
 HALF_POINT = 0.6
 CANDIDATES_PER_FILE = 8
+# The term kinds that tie a line to the question's own code; plain words do not.
+ANCHORS = frozenset({"identifier", "phrase"})
 
 
 def idf(document_frequency: int, documents: int) -> float:
@@ -303,6 +312,9 @@ class LineHit:
     line: int
     raw: float
     score: float
+    # The line defines a name asked about, or it or a line within `CONTEXT_LINES` holds one
+    # of the question's identifiers or quoted phrases: not only its plain words.
+    anchored: bool = False
 
 
 def rank_lines(
@@ -313,6 +325,9 @@ def rank_lines(
     A line's raw score is the sum of `weight × idf × credit` over the terms on it, plus
     `NEIGHBOUR_FACTOR` of that for terms only within `CONTEXT_LINES` lines, plus the term's
     value again when the line defines (`def`, `class`, `function` …) a name from the query.
+    A hit is `anchored` when it defines a name asked about or its window holds one of the
+    query's identifiers or phrases (a phrase in part too: a message with its placeholders
+    filled in).
     The score is `raw / (raw + HALF_POINT × mass)`, `mass` being the summed `weight × idf`
     of all query terms (absent ones at `ABSENT_FACTOR`): a line holding every term once
     scores 0.625, a definition of the only name asked about ~0.77.
@@ -346,7 +361,8 @@ def rank_lines(
             if lineno in fm.defines:
                 raw += value[fm.defines[lineno]]
             score = raw / (raw + HALF_POINT * mass) if raw > 0 else 0.0
-            scored.append(LineHit(fm.path, lineno, raw, score))
+            anchored = lineno in fm.defines or any(terms[i].kind in ANCHORS for i in (*own, *near))
+            scored.append(LineHit(fm.path, lineno, raw, score, anchored))
         scored.sort(key=lambda hit: (-hit.raw, hit.line))
         hits.extend(scored[:CANDIDATES_PER_FILE])
     hits.sort(key=lambda hit: (-hit.raw, len(hit.path.parts), str(hit.path), hit.line))

@@ -52,10 +52,17 @@ class Term:
     text: str
     kind: TermKind
     content: tuple[str, ...] = ()
+    # Other spellings of an identifier (`parse_body` for `parseBody`, and back), matched
+    # as the term itself: the question may not spell a name as the code does.
+    forms: tuple[str, ...] = ()
 
     @property
     def weight(self) -> float:
         return KIND_WEIGHTS[self.kind]
+
+    @property
+    def spellings(self) -> tuple[str, ...]:
+        return (self.text, *self.forms)
 
 
 def _split_identifier(name: str) -> list[str]:
@@ -100,9 +107,11 @@ def extract_terms(query: str) -> list[Term]:
         if _ERROR_ONLY.match(name):
             add(Term(lowered, "error"))
         elif _is_compound(name) or name in code_names:
+            parts = _split_identifier(name)
             if lowered not in _NOISE and len(lowered) > 1:
-                add(Term(lowered, "identifier"))
-            for part in _split_identifier(name):
+                forms = {"_".join(parts), "".join(parts)} - {lowered} if len(parts) > 1 else set()
+                add(Term(lowered, "identifier", forms=tuple(sorted(forms))))
+            for part in parts:
                 if part != lowered and part not in _NOISE and len(part) > 1:
                     add(Term(part, "part"))
         elif lowered not in _NOISE and len(lowered) > 1 and not lowered.isdigit():

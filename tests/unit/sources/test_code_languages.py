@@ -13,7 +13,10 @@ RUST_QUESTION = (
     'Rust에서 "value has type Vec, which does not implement the `Copy` trait" 때문에 '
     "move가 일어난다는 에러가 나요. 어떻게 해결하나요?"
 )
-PYTHON_FILE = "def value_type(trait):\n    return value.type  # Copy trait of a Vec value\n"
+PYTHON_FILE = (
+    "def value_type(trait):\n"
+    "    return value.type  # value has type Vec, does not implement Copy trait\n"
+)
 RUST_FILE = "fn take(v: Vec<i32>) {}\n// value has type Vec, does not implement Copy trait\n"
 
 
@@ -38,5 +41,5 @@ def test_the_search_skips_files_of_another_language(tmp_path: Path) -> None:
     (tmp_path / "vec.rs").write_text(RUST_FILE, encoding="utf-8")
     rust = search_code([tmp_path], RUST_QUESTION, 5)
     assert [r["title"].partition(":")[0] for r in rust.results] == ["vec.rs"]
-    english = search_code([tmp_path], "value has type Vec, does not implement Copy trait", 5)
+    english = search_code([tmp_path], '"value has type Vec, does not implement Copy trait"', 5)
     assert {r["title"].partition(":")[0] for r in english.results} == {"vec.py", "vec.rs"}
