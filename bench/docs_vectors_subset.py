@@ -4,10 +4,11 @@ a part of the entries only, side by side in one run.
 Each row ranks the same questions with the index's vectors kept for one subset of the
 entries and zeroed for the others (an entry without a vector is never a dense candidate
 and gets no dense similarity): all entries, none (the vector score model with nothing
-embedded), the stdlib, the APIs installed code calls most (`popularity`), the APIs CoNaLa's
-calibration half uses (`usage.ANSWER_USAGE`, counted on the even half: measure on the odd
-half), and the stdlib with the popular ones. The first row is the ranking without vectors
-(its own score model), what a search uses while the vectors are being built.
+embedded), the stdlib, the APIs installed code calls most (`vectors.popular_rows`, what a
+build embeds first and searches use before the rest), the APIs CoNaLa's calibration half
+uses (`usage.ANSWER_USAGE`, counted on the even half: measure on the odd half), and the
+stdlib with the popular ones. The first row is the ranking without vectors (its own score
+model), what a search uses until the popular ones are embedded.
 
     .venv/bin/python bench/docs_vectors_subset.py --file conala-train.json [--part odd]
 """
@@ -24,11 +25,10 @@ from codeweaver.config import Settings
 from codeweaver.evaluation.retrieval_eval import evaluate_retrieval, load_questions
 from codeweaver.sources.installed_docs import RankingOptions, source_for
 from codeweaver.sources.installed_docs.usage import ANSWER_USAGE
+from codeweaver.sources.installed_docs.vectors import PRIORITY_SHARE, popular_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 CONALA = ROOT.parent / "shared" / "data" / "retrieval" / "conala" / "conala-train.json"
-# The share of non-topic entries counted as popular: the most called leaf names.
-POPULAR_SHARE = 0.2
 
 
 def main() -> None:
@@ -41,26 +41,24 @@ def main() -> None:
     settings = Settings()
 
     plain = source_for(settings, None, RankingOptions(dense=False))
+    plain._recheck_interval = float("inf")
     plain.ensure_index()
     report = evaluate_retrieval(questions, plain.search_sync, plain.catalogue(), k=args.k)
     print(f"{len(questions)} questions (part {args.part}), k={args.k}")
     show("no vectors (lexical score model)", 0, report.to_dict())
 
     source = source_for(settings, None)
+    source._recheck_interval = float("inf")  # one index for every row, whatever is installed
     source.ensure_index()
     source.search_sync("read a file", 1)  # builds the ranker with the vectors
     ranker = source._ranker
     if ranker is None or ranker.vectors is None or source._loaded is None:
         raise SystemExit("the index has no vectors yet: run `codeweaver setup --wait` first")
     entries, full = source._loaded.entries, ranker.vectors
-    calls = source._loaded.popularity
-    leaf = [e.name.rpartition(".")[2] for e in entries]
-    counted = sorted((calls.get(name, 0) for e, name in zip(entries, leaf, strict=True)
-                      if e.kind != "topic"), reverse=True)  # fmt: skip
-    popular_calls = counted[int(len(counted) * POPULAR_SHARE)] if counted else 0
+    popular_set = set(popular_rows(entries, source._loaded.popularity))
 
     def popular(i: int) -> bool:
-        return calls.get(leaf[i], 0) > popular_calls
+        return i in popular_set
 
     def used(i: int) -> bool:
         names = (entries[i].name, *entries[i].aliases)
@@ -73,7 +71,7 @@ def main() -> None:
         "all entries": lambda i: True,
         "none": lambda i: False,
         "stdlib": stdlib,
-        f"popular (top {POPULAR_SHARE:.0%} by calls)": popular,
+        f"popular (top {PRIORITY_SHARE:.0%} by calls)": popular,
         "used by CoNaLa answers (even half)": used,
         "stdlib + popular": lambda i: stdlib(i) or popular(i),
     }

@@ -32,13 +32,18 @@ from codeweaver.sources.installed_docs.vectors import (
     BuildLock,
     BuildProgress,
     build_vectors,
+    known_vectors,
     load_vectors,
+    popular_rows,
     read_progress,
+    text_keys,
 )
 
 logger = logging.getLogger(__name__)
 # How often a caller that waits for another builder reads its progress.
 WAIT_POLL_SECONDS = 1.0
+# How often a search looks in a build's checkpoint for the most called entries' vectors.
+EARLY_POLL_SECONDS = 15.0
 
 
 def default_embedder() -> Embedder:
@@ -86,6 +91,8 @@ class DenseVectors:
         self._vectors: tuple[str, Vectors] | None = None  # (fingerprint, vectors)
         self._background: threading.Thread | None = None
         self._failed_at: float | None = None
+        self._early: tuple[str, Vectors] | None = None  # (fingerprint, vectors so far)
+        self._early_checked = -EARLY_POLL_SECONDS
 
     def embedder(self) -> Embedder | None:
         with self._state:
@@ -142,6 +149,37 @@ class DenseVectors:
         thread.start()
         return None
 
+    def early_vectors(self, loaded: LoadedIndex) -> Vectors | None:
+        """While the vectors are being built (here or in another process): those made so
+        far, read from the build's checkpoint once every most called entry
+        (`popular_rows`, embedded first) has one; the other rows are zero (never a dense
+        candidate). None before then, at most one look every `EARLY_POLL_SECONDS`."""
+        fingerprint = loaded.info.fingerprint
+        with self._state:
+            embedder = self._embedder
+            if self._early is not None and self._early[0] == fingerprint:
+                return self._early[1]
+            if embedder is None or time.monotonic() - self._early_checked < EARLY_POLL_SECONDS:
+                return None
+            self._early_checked = time.monotonic()
+        known = known_vectors(loaded.info.path, embedder)
+        if not known:
+            return None
+        keys = text_keys(loaded.entries)
+        if any(keys[row] not in known for row in popular_rows(loaded.entries, loaded.popularity)):
+            return None
+        vectors = np.zeros((len(keys), embedder.dimension), dtype=np.float32)
+        for row, key in enumerate(keys):
+            if (found := known.get(key)) is not None:
+                vectors[row] = found
+        logger.info(
+            "installed_docs: searching with the vectors of the most called entries while "
+            "the others are embedded"
+        )
+        with self._state:
+            self._early = (fingerprint, vectors)
+        return vectors
+
     def wait(self, timeout: float | None = None) -> None:
         """Wait for a background build (tests)."""
         thread = self._background
@@ -184,8 +222,9 @@ class DenseVectors:
                 return stored
             try:
                 vectors = build_vectors(
-                    loaded.info.path, loaded.entries, loaded.info.fingerprint, embedder, progress
-                )
+                    loaded.info.path, loaded.entries, loaded.info.fingerprint, embedder,
+                    progress, loaded.popularity,
+                )  # fmt: skip
             except Exception as exc:  # the search goes on with BM25 and exact names
                 logger.warning("installed_docs: cannot embed the doc entries", exc_info=True)
                 with self._state:

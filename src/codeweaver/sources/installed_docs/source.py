@@ -120,6 +120,7 @@ class InstalledDocsSource:
         self.ranking = ranking or RankingOptions()
         self._dense = DenseVectors(embedder, enabled=self.ranking.dense, retry_after=retry_after)
         self._ranker: HybridRanker | None = None
+        self._ranker_early = False  # its vectors are a build's first part (`early_vectors`)
         self._rank_lock = threading.Lock()
         self.options = options or CollectorOptions()
         self._licences = Licences(self.options.paths)
@@ -240,14 +241,18 @@ class InstalledDocsSource:
             if ranker is None or ranker.index is not loaded:
                 ranker = HybridRanker(loaded, None, self._dense.embed_query, self.ranking)
                 self._ranker = ranker
-        if ranker.vectors is not None:
+        if ranker.vectors is not None and not self._ranker_early:
             return ranker
         vectors = self._dense.vectors_for(loaded, progress or self._progress, wait=wait)
-        if vectors is None:
+        early = vectors is None  # meanwhile, the most called entries' vectors once made
+        if early:
+            vectors = self._dense.early_vectors(loaded)
+        if vectors is None or vectors is ranker.vectors:
             return ranker
         with self._rank_lock:
             if self._ranker is ranker:
                 self._ranker = ranker.with_vectors(vectors)
+                self._ranker_early = early
             return self._ranker or ranker
 
     def _ensure(

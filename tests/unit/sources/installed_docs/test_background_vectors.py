@@ -14,6 +14,7 @@ import pytest
 from codeweaver.embeddings.base import Vectors
 from codeweaver.sources.base import SourceError
 from codeweaver.sources.installed_docs import CollectorOptions, InstalledDocsSource, indexer
+from codeweaver.sources.installed_docs import dense as dense_module
 from codeweaver.sources.installed_docs import vectors as vectors_module
 from codeweaver.sources.installed_docs.vectors import (
     PROGRESS,
@@ -122,14 +123,17 @@ def test_a_second_process_waits_for_the_first_ones_vectors(
     assert line is not None and "3/10" in line and "left" in line
     assert waiting.search_sync(QUESTION, 5)  # searches go on meanwhile
     time.sleep(0.3)
-    assert embedder.texts == 0  # it did not start a build of its own
+    # It did not start a build of its own: at most the question was embedded, to search
+    # with the vectors the other process's checkpoint already holds.
+    assert embedder.texts <= 1
+    queries = embedder.texts
     # The other process finishes and lets go: this one loads its work, embeds nothing.
     vectors_module.build_vectors(
         loaded.info.path, loaded.entries, loaded.info.fingerprint, FakeEmbedder()
     )
     other.release()
     waiting._dense.wait(30)
-    assert embedder.texts == 0
+    assert embedder.texts == queries
     assert waiting.search_sync(QUESTION, 5)
     assert waiting._ranker is not None and waiting._ranker.vectors is not None
     assert np.array_equal(waiting._ranker.vectors, made)
@@ -167,3 +171,46 @@ def test_a_search_does_not_wait_for_an_index_being_built(
         release.set()
         builder.join(30)
     assert source.search_sync(QUESTION, 5)
+
+
+def test_the_most_called_entries_are_embedded_first_and_searched_with_at_once(
+    tmp_path: Path,
+    options: CollectorOptions,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(vectors_module, "_BATCH", 2)
+    monkeypatch.setattr(vectors_module, "CHECKPOINT_SECONDS", 3600.0)  # only the early one
+    monkeypatch.setattr(dense_module, "EARLY_POLL_SECONDS", 0.0)
+    order: list[str] = []
+
+    class Recording(GatedEmbedder):
+        def embed(self, texts: list[str]) -> Vectors:
+            if len(texts) > 1 or ":" in texts[0]:  # entries, not a question
+                order.extend(texts)
+                if len(order) > len(first):  # the popular ones are done: hold the rest
+                    assert self.gate.wait(30), "the test never opened the gate"
+            return FakeEmbedder.embed(self, texts)
+
+    embedder = Recording()
+    source = source_with(tmp_path, options, embedder)
+    source.prepare()
+    loaded = source._loaded
+    assert loaded is not None
+    first = vectors_module.popular_rows(loaded.entries, loaded.popularity)
+    assert 0 < len(first) < len(loaded.entries) // 2
+    texts = [vectors_module.embedding_text(loaded.entries[row]) for row in first]
+    deadline = time.monotonic() + 30
+    while source._ranker is None or source._ranker.vectors is None:
+        assert time.monotonic() < deadline, "the early vectors were never used"
+        source.search_sync(QUESTION, 5)
+        time.sleep(0.05)
+    assert sorted(order[: len(first)]) == sorted(texts)  # the popular ones first
+    early = source._ranker.vectors
+    assert all(early[row].any() for row in first)
+    assert not all(row.any() for row in early)  # the rest is still being embedded
+    assert source.building() is not None
+    embedder.gate.set()
+    source._dense.wait(30)
+    source.search_sync(QUESTION, 5)
+    assert source._ranker.vectors is not early  # replaced by the complete set
+    assert all(row.any() for row in source._ranker.vectors)
