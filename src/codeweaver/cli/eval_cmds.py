@@ -299,5 +299,5 @@ def _stackeval_rows(path: Path, limit: int | None) -> Any:
             return
 
 
-# Imported last, as they register on eval_app: `eval retrieval`, `eval split`.
-from codeweaver.cli import eval_retrieval_cmd, eval_split_cmd  # noqa: E402, F401
+# Imported last, as they register on eval_app: `eval code`, `eval retrieval`, `eval split`.
+from codeweaver.cli import eval_code_cmd, eval_retrieval_cmd, eval_split_cmd  # noqa: E402, F401

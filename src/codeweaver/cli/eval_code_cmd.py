@@ -1,0 +1,73 @@
+"""`codeweaver eval code`: the answers' code check alone, on a JSONL file of code blocks."""
+
+from __future__ import annotations
+
+import json
+import sys
+import sysconfig
+from pathlib import Path
+
+import typer
+
+from codeweaver.cli.eval_cmds import FileOpt, JsonOpt, LimitOpt, _number, eval_app
+from codeweaver.cli.progress import progress
+
+
+@eval_app.command("code")
+def eval_code(file: FileOpt, as_json: JsonOpt = False, limit: LimitOpt = None) -> None:
+    """Flags of the code check (APIs missing at the installed versions, wrong keywords).
+
+    Lines are `{"id", "language", "code", "missing": [names]}`; the check uses the
+    project's environment, as `ask` does. `--json` prints one line per item, then
+    `{"summary": …}`.
+    """
+    from codeweaver.config import Settings
+    from codeweaver.evaluation.code_eval import api_for, evaluate_code, load_items
+    from codeweaver.evaluation.datasets import DatasetError
+    from codeweaver.sources.installed_docs import find_project_for
+
+    try:
+        items = load_items(file, limit)
+    except DatasetError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    env = find_project_for(Settings()).env
+    if env is not None:
+        api = api_for(env.stdlib, env.site_dirs, env.version)
+        where = f"{env.python} (Python {env.version})"
+    else:
+        paths = sysconfig.get_paths()
+        own = [Path(paths["purelib"]), Path(paths["platlib"])]
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        api = api_for(Path(paths["stdlib"]), dict.fromkeys(own), version)
+        where = f"CodeWeaver's own environment (Python {version})"
+    with progress(len(items), quiet=as_json) as report_progress:
+        report = evaluate_code(items, api, report_progress)
+    summary = report.to_dict()
+    if as_json:
+        for result in report.items:
+            typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+        typer.echo(json.dumps({"summary": summary, "environment": where}))
+        return
+    typer.echo(f"code check on {file}, against {where}")
+    for result in report.items:
+        if result.report.findings or result.item.missing:
+            flags = ", ".join(sorted(result.flagged)) or "nothing"
+            wrong = (
+                f"  (false: {', '.join(sorted(result.false_flags))})" if result.false_flags else ""
+            )
+            typer.echo(f"  {result.item.id}: flagged {flags}{wrong}")
+    for label, key in [
+        ("items (Python)", "items"),
+        ("parsed", "parsed"),
+        ("expected names", "expected"),
+        ("recall", "recall"),
+        ("flags", "flags"),
+        ("precision", "precision"),
+        ("false flags", "false_flags"),
+        ("items with a false flag", "false_flag_rate"),
+        ("uses checked", "uses_checked"),
+        ("seconds", "seconds"),
+    ]:
+        value = summary[key]
+        typer.echo(f"  {label}: {'—' if value is None else _number(value)}")

@@ -1,0 +1,92 @@
+"""Check a Python code block against the installed APIs: names that do not exist at the
+installed versions, keywords a signature cannot take. Precision first: only what the
+API index knows for certain (`api.Verdict.MISSING`, a closed keyword list) is reported.
+"""
+
+from __future__ import annotations
+
+import ast
+import warnings
+from dataclasses import dataclass
+
+from codeweaver.codecheck.api import ApiIndex, Verdict
+from codeweaver.codecheck.uses import Use, collect_uses
+
+
+@dataclass(frozen=True)
+class Finding:
+    """`name`: the dotted API (`pandas.DataFrame.append`), or `json.loads(indent)` for a
+    keyword; `line`: 1-based, in the block."""
+
+    name: str
+    line: int
+    message: str
+    kind: str  # "missing" | "keyword"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "line": self.line, "message": self.message, "kind": self.kind}
+
+
+@dataclass(frozen=True)
+class CodeReport:
+    findings: tuple[Finding, ...]
+    checked: int  # uses judged against a known owner
+    parsed: bool  # False: not Python the check can read (a fragment, another language)
+
+
+def parse(code: str) -> ast.Module | None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # invalid escapes in old answers
+        try:
+            return ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+
+def check_python(code: str, api: ApiIndex) -> CodeReport:
+    """The findings of one code block (none when it does not parse)."""
+    tree = parse(code)
+    if tree is None:
+        return CodeReport((), 0, False)
+    findings: dict[tuple[str, int], Finding] = {}
+    checked = 0
+    for use in collect_uses(tree, api.is_class):
+        found, judged = _judge(use, api)
+        checked += judged
+        for finding in found:
+            findings.setdefault((finding.name, finding.line), finding)
+    return CodeReport(tuple(findings.values()), checked, True)
+
+
+def _judge(use: Use, api: ApiIndex) -> tuple[list[Finding], int]:
+    owner = api.get(use.owner.path)
+    if owner is None:
+        return [], 0
+    target = owner
+    if use.name:
+        if use.name.startswith("__") or (use.owner.instance and not use.call):
+            return [], 0  # dunders, and instance attributes (set anywhere, at run time)
+        if use.owner.path.startswith("builtins.") and not use.owner.instance:
+            # `str.decode`, `map.items`: in a snippet, more often a variable named after a
+            # builtin (`map = {...}` elsewhere) than the builtin itself.
+            return [], 0
+        verdict = api.member(owner, use.name, call=use.call)
+        if verdict is Verdict.MISSING:
+            where = api.version_of(use.owner.path)
+            installed = f" in {where}, installed here" if where else ""
+            return [Finding(use.dotted, use.line, f"`{use.dotted}` does not exist{installed}",
+                            "missing")], 1  # fmt: skip
+        if verdict is Verdict.UNKNOWN:
+            return [], 0
+        target = api.get(f"{use.owner.path}.{use.name}")
+    if not use.call or not use.keywords or target is None:
+        return [], 1
+    accepted = api.keywords(target)
+    if accepted is None:
+        return [], 1
+    wrong = [k for k in use.keywords if k not in accepted]
+    return [
+        Finding(f"{use.dotted}({k})", use.line,
+                f"`{use.dotted}` takes no keyword `{k}`", "keyword")
+        for k in wrong
+    ], 1  # fmt: skip

@@ -1,0 +1,122 @@
+"""The code check: names missing at the installed versions and impossible keywords are
+flagged; whatever cannot be known for certain (unknown receivers, dynamic modules and
+classes, `**kwargs`, instance attributes, packages not installed) never is."""
+
+from __future__ import annotations
+
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from codeweaver.codecheck import ApiIndex, check_python
+
+PACKAGE = {
+    "shop/__init__.py": "from shop.models import Cart\nfrom shop.util import *\n",
+    "shop/models.py": (
+        "class Base:\n"
+        "    def total(self):\n        return 0\n\n\n"
+        "class Cart(Base):\n"
+        "    def __init__(self, owner, *, discount=0):\n        self.owner = owner\n\n"
+        "    def add(self, item, qty=1):\n        pass\n"
+    ),
+    "shop/util.py": (
+        "__all__ = ['price', 'tax']\n\n\n"
+        "def price(x, currency='EUR'):\n    return x\n\n\n"
+        "def tax(x, **options):\n    return x\n"
+    ),
+    "shop/dynamic.py": "def __getattr__(name):\n    return name\n",
+    "shop/frames.py": (
+        "class Frame:\n    def __getattr__(self, name):\n        return lambda: name\n"
+    ),
+    "shop-1.2.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: shop\nVersion: 1.2.0\n",
+    "shop-1.2.0.dist-info/top_level.txt": "shop\n",
+}
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> ApiIndex:
+    site = tmp_path_factory.mktemp("site")
+    for name, text in PACKAGE.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_text(text, encoding="utf-8")
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    return ApiIndex([site, stdlib], python_version="3.11")
+
+
+def flags(code: str, api: ApiIndex) -> set[str]:
+    return {finding.name for finding in check_python(code, api).findings}
+
+
+def test_a_missing_module_member_is_flagged_with_the_installed_version(api: ApiIndex) -> None:
+    report = check_python("import shop\nshop.checkout()\n", api)
+    assert [(f.name, f.line, f.kind) for f in report.findings] == [("shop.checkout", 2, "missing")]
+    assert "shop 1.2.0" in report.findings[0].message
+    assert flags("from shop import checkout\n", api) == {"shop.checkout"}
+
+
+def test_members_found_through_aliases_wildcards_and_bases_are_not(api: ApiIndex) -> None:
+    code = (
+        "import shop as s\n"
+        "cart = s.Cart('me', discount=5)\n"
+        "cart.add('pen', qty=2)\n"
+        "cart.total()\n"  # inherited from Base
+        "s.price(3, currency='USD')\n"  # from shop.util import *
+    )
+    assert flags(code, api) == set()
+
+
+def test_a_method_the_class_lacks_and_impossible_keywords_are_flagged(api: ApiIndex) -> None:
+    code = (
+        "from shop import Cart\n"
+        "cart = Cart('me', discont=5)\n"
+        "cart.remove('pen')\n"
+        "cart.add('pen', quantity=2)\n"
+    )
+    assert flags(code, api) == {
+        "shop.Cart(discont)", "shop.Cart.remove", "shop.Cart.add(quantity)",
+    }  # fmt: skip
+
+
+def test_what_cannot_be_known_is_never_flagged(api: ApiIndex) -> None:
+    code = (
+        "import shop, shop.dynamic, shop.frames, notinstalled\n"
+        "shop.tax(1, anything=2)\n"  # **options
+        "shop.dynamic.whatever()\n"  # module __getattr__
+        "shop.frames.Frame().anything()\n"  # class __getattr__
+        "cart = shop.Cart('me')\n"
+        "print(cart.owner, cart.items)\n"  # instance attributes: set at run time
+        "notinstalled.thing()\n"
+        "def f(x, str):\n    x.nothing()\n    return str.decode()\n"
+        "map.items()\n"  # a variable named after a builtin, in a snippet
+    )
+    assert flags(code, api) == set()
+
+
+def test_code_that_does_not_parse_is_not_judged(api: ApiIndex) -> None:
+    report = check_python("print 'hello'\nshop.checkout(\n", api)
+    assert not report.parsed and report.findings == ()
+
+
+def test_builtins_and_literals(api: ApiIndex) -> None:
+    code = (
+        "sorted([3, 1], reversed=True)\n"
+        "int('10', base=2)\n"  # `base` is in an overload of int.__new__
+        "d = {}\nd.has_key('a')\n"
+        "'a b'.split(maxsplit=1)\n"
+        "'a b'.split(maxsplits=1)\n"
+    )
+    assert flags(code, api) == {"sorted(reversed)", "dict.has_key", "str.split(maxsplits)"}
+
+
+def test_the_standard_library_at_the_environment_s_version(api: ApiIndex) -> None:
+    code = (
+        "import os, time, functools, collections\n"
+        "time.clock()\ntime.perf_counter()\n"
+        "os.getcwdu()\nos.getcwd()\nos.path.join('a', 'b')\n"  # os: C names from typeshed
+        "functools.lru_cache.cache_clear()\n"
+        "collections.Mapping\ncollections.OrderedDict()\n"
+    )
+    assert flags(code, api) == {
+        "time.clock", "os.getcwdu", "functools.lru_cache.cache_clear", "collections.Mapping",
+    }  # fmt: skip
