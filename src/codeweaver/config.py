@@ -161,6 +161,12 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("CODEWEAVER_GROUNDING"),
         description="Check each answer's cited claims against its sources.",
     )
+    code_check: bool = Field(
+        default=True,
+        validation_alias=AliasChoices("CODEWEAVER_CODE_CHECK"),
+        description="Check the APIs each answer's Python code uses against the versions "
+        "installed in the project; rewrite once, then note what is still missing.",
+    )
     grounding_retries: int = Field(
         default=1,
         ge=0,

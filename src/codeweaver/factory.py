@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+import sysconfig
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 
 from codeweaver.agent.deps import Deps
 from codeweaver.agent.runner import Assistant
+from codeweaver.codecheck import ApiIndex, CodeChecker
 from codeweaver.config import Settings
 from codeweaver.llm.registry import create_chat_model
 from codeweaver.llm.weights import ProgressCallback
@@ -45,7 +49,28 @@ def build_deps(
         sources=build_sources(settings),
         cache=build_cache(settings),
         model_name=settings.model,
+        code_checker=build_code_checker(settings),
     )
+
+
+def build_code_checker(settings: Settings) -> CodeChecker | None:
+    """The code check over the project's environment (CodeWeaver's own when there is
+    none), or None when switched off."""
+    if not settings.code_check:
+        return None
+
+    def make_api() -> ApiIndex:
+        from codeweaver.sources.installed_docs import find_project_for
+
+        env = find_project_for(settings).env
+        if env is not None:
+            return ApiIndex([*env.site_dirs, env.stdlib], python_version=env.version)
+        paths = sysconfig.get_paths()
+        site = dict.fromkeys([Path(paths["purelib"]), Path(paths["platlib"])])
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        return ApiIndex([*site, Path(paths["stdlib"])], python_version=version)
+
+    return CodeChecker(make_api)
 
 
 @asynccontextmanager

@@ -12,6 +12,7 @@ from langchain_core.language_models import BaseChatModel
 
 from codeweaver.agent.search_nodes import FALLBACK_NODE, MIN_DOCUMENTS, SEARCH_NODES
 from codeweaver.agent.state import Step, is_reset
+from codeweaver.codecheck import CodeChecker
 from codeweaver.config import Settings
 from codeweaver.memory.cache import AnswerCache, NullCache
 from codeweaver.sources.base import Source
@@ -37,6 +38,8 @@ class Deps:
     cache: AnswerCache = field(default_factory=NullCache)
     model_name: str = ""
     source_timeout: float = 30.0
+    # Checks the answers' code against the project's installed APIs (None: no check).
+    code_checker: CodeChecker | None = None
 
     def source_for(self, node: str) -> tuple[Source | None, str]:
         """The source that serves a search node, or None and why none can."""

@@ -20,6 +20,8 @@ class RunResult:
     question_type: str | None
     # The canonical questions the answer (or each part of it) may be cached under.
     cache_keys: tuple[str, ...] = ()
+    # What the answer's code still uses that is missing at the installed versions.
+    code_findings: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -32,6 +34,7 @@ class RunResult:
             ],
             "plan_case": self.plan_case,
             "question_type": self.question_type,
+            "code_findings": list(self.code_findings),
             "steps": self.steps,
         }
 

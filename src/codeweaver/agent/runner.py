@@ -153,6 +153,7 @@ class Assistant:
             plan_case=final.get("plan_case") if pipeline else None,
             question_type=final.get("question_type") if pipeline else None,
             cache_keys=_cache_keys(final) if pipeline else (),
+            code_findings=tuple(final.get("code_findings") or ()),
         )
         yield RunEvent("result", result=result)
 

@@ -125,6 +125,9 @@ def new_turn(*steps: Step) -> dict[str, Any]:
         "answer_feedback": None,
         "best_answer": None,
         "grounding": None,
+        "code_feedback": None,
+        "code_retry": False,
+        "code_findings": [],
     }
 
 
@@ -169,6 +172,11 @@ class GraphState(TypedDict, total=False):
     answer_feedback: str | None
     best_answer: BestDraft | None
     grounding: GroundingDetails | None
+    # check_answer's code check: the facts for one rewrite, then what the final answer's
+    # code still uses that is missing at the installed versions
+    code_feedback: str | None
+    code_retry: bool
+    code_findings: list[dict[str, Any]]
     is_worker: bool
     worker_index: int
     multi_answers: Annotated[list[MultiAnswer], append_or_reset]
@@ -211,6 +219,7 @@ class PipelineOutput(TurnOutput, total=False):
 
     plan_case: PlanCase | None
     question_type: QuestionType | None
+    code_findings: list[dict[str, Any]]
     canonical_question: str  # the cache key of a single question
     multi_answers: Annotated[list[MultiAnswer], append_or_reset]  # the keys of two
 

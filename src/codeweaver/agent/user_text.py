@@ -25,6 +25,23 @@ TEXTS: dict[str, Texts] = {
         "knowledge._",
         "ko": "_관련 자료를 찾지 못해 모델의 일반 지식으로 답했습니다._",
     },
+    # A note under a code block that uses an API missing at the installed version.
+    "code_missing": {
+        "en": "`{name}` does not exist in {where}, installed here.{close}",
+        "ko": "`{name}`은(는) 여기 설치된 {where}에 없습니다.{close}",
+    },
+    "code_missing_unversioned": {
+        "en": "`{name}` does not exist in the version installed here.{close}",
+        "ko": "`{name}`은(는) 여기 설치된 버전에 없습니다.{close}",
+    },
+    "code_keyword": {
+        "en": "`{name}` takes no keyword `{keyword}`.{close}",
+        "ko": "`{name}`에는 `{keyword}` 키워드가 없습니다.{close}",
+    },
+    "code_close": {
+        "en": " Existing names: {names}.",
+        "ko": " 있는 이름: {names}.",
+    },
     # Put after a librarian answer whose tools found nothing.
     "no_sources_found": {
         "en": "> No sources were found for this question: this answer is from general "

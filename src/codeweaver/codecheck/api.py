@@ -131,6 +131,18 @@ class ApiIndex:
             obj = _target(_child(obj, name))
         return obj
 
+    def member_names(self, path: str) -> list[str]:
+        """The public names of the module or class at `path` (sorted; [] when unknown)."""
+        obj = self.get(path)
+        try:
+            if obj is None or not (obj.is_module or obj.is_class):
+                return []
+            members = obj.all_members if obj.is_class else obj.members
+            names = {*members, *module_overloads(obj)}
+        except Exception:
+            return []
+        return sorted(name for name in names if not name.startswith("_"))
+
     def is_class(self, path: str) -> bool:
         obj = self.get(path)
         return obj is not None and bool(obj.is_class)

@@ -22,6 +22,9 @@ class Finding:
     line: int
     message: str
     kind: str  # "missing" | "keyword"
+    api: str = ""  # the qualified API looked up: `pandas.DataFrame.append`, `builtins.sorted`
+    keyword: str = ""
+    where: str = ""  # what is installed: "pandas 2.2.3", "Python 3.11" ("" if unknown)
 
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "line": self.line, "message": self.message, "kind": self.kind}
@@ -74,8 +77,9 @@ def _judge(use: Use, api: ApiIndex) -> tuple[list[Finding], int]:
         if verdict is Verdict.MISSING:
             where = api.version_of(use.owner.path)
             installed = f" in {where}, installed here" if where else ""
-            return [Finding(use.dotted, use.line, f"`{use.dotted}` does not exist{installed}",
-                            "missing")], 1  # fmt: skip
+            message = f"`{use.dotted}` does not exist{installed}"
+            qualified = f"{use.owner.path}.{use.name}"
+            return [Finding(use.dotted, use.line, message, "missing", qualified, "", where)], 1
         if verdict is Verdict.UNKNOWN:
             return [], 0
         target = api.get(f"{use.owner.path}.{use.name}")
@@ -85,8 +89,9 @@ def _judge(use: Use, api: ApiIndex) -> tuple[list[Finding], int]:
     if accepted is None:
         return [], 1
     wrong = [k for k in use.keywords if k not in accepted]
+    qualified = f"{use.owner.path}.{use.name}" if use.name else use.owner.path
     return [
-        Finding(f"{use.dotted}({k})", use.line,
-                f"`{use.dotted}` takes no keyword `{k}`", "keyword")
+        Finding(f"{use.dotted}({k})", use.line, f"`{use.dotted}` takes no keyword `{k}`",
+                "keyword", qualified, k)
         for k in wrong
     ], 1  # fmt: skip

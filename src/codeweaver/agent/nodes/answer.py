@@ -88,12 +88,14 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         (n, dated_title(s, named), s.get("summary") or s["snippet"][:400])
         for n, s in enumerate(sources, 1)
     ]
-    feedback = state.get("answer_feedback")
+    feedback, code_feedback = state.get("answer_feedback"), state.get("code_feedback")
     intent = state.get("intent", "learning")
     messages = (
-        prompts.answer_messages(question, language, intent, numbered, feedback, named)
+        prompts.answer_messages(
+            question, language, intent, numbered, feedback, named, code_feedback
+        )
         if sources
-        else prompts.alone_messages(question, language)
+        else prompts.alone_messages(question, language, code_feedback)
     )
     attempt = int(state.get("answer_attempt") or 0) + 1
     answer, reason = await write_answer(deps.llm, messages, sources, language, question)

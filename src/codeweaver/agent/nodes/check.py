@@ -23,6 +23,8 @@ from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.grounding import GroundingReport, check_grounding, warning
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.state import BestDraft, GraphState, GroundingDetails, SearchResult, Step
+from codeweaver.agent.user_text import say
+from codeweaver.codecheck import BlockFinding, with_notes
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +79,8 @@ async def grade(
 
 
 async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
-    """Grade the draft: end the turn, or send it back once with what contradicts."""
+    """Grade the draft: end the turn, or send it back once with what contradicts (its
+    cited claims) or, before it ends, once with what its code uses that does not exist."""
     answer = state.get("answer", "")
     sources = state.get("filtered_results") or []
     if state.get("answer_failed") or not deps.settings.grounding_check or not sources:
@@ -127,6 +130,60 @@ async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     return {**update, "answer_feedback": None, "best_answer": best, "grounding": details}
 
 
+@dataclass(frozen=True)
+class CodeReview:
+    """The code check's outcome for a final answer: the answer (with notes), its steps,
+    the findings left, or the facts of a rewrite to ask for first."""
+
+    answer: str
+    steps: list[Step]
+    findings: list[dict[str, Any]]
+    rewrite: str | None = None
+
+
+async def review_code(state: GraphState, deps: Deps, answer: str) -> CodeReview:
+    """Check `answer`'s Python code against the installed APIs: the first time it finds
+    something, ask for one rewrite with the facts; after that, note it under its block."""
+    checker = deps.code_checker
+    if checker is None or state.get("answer_failed") or not answer:
+        return CodeReview(answer, [], [])
+    try:
+        found = await asyncio.to_thread(checker.check, answer)
+    except Exception as exc:  # a check that fails never costs the answer
+        logger.warning("code check failed", exc_info=True)
+        return CodeReview(answer, [step("check_answer", "error", f"code check failed: {exc}")], [])
+    if not found.blocks:
+        return CodeReview(answer, [], [])
+    steps = [
+        step("check_answer", "observe", found.summary(),
+             checked=found.uses, found=len(found.findings))
+    ]  # fmt: skip
+    if not found.findings:
+        return CodeReview(answer, steps, [])
+    if not state.get("code_feedback"):
+        names = ", ".join(item.finding.name for item in found.findings)
+        steps.append(step("check_answer", "think", f"rewriting the code without {names}",
+                          retry=True))  # fmt: skip
+        facts = "\n".join(f"- {item.fact()}" for item in found.findings)
+        return CodeReview(answer, steps, [], rewrite=facts)
+    language = state.get("language", "en")
+    noted = with_notes(answer, found, lambda item: code_note(item, language))
+    return CodeReview(noted, steps, [item.to_dict() for item in found.findings])
+
+
+def code_note(item: BlockFinding, language: str) -> str:
+    """The note under a block, in the question's language."""
+    finding = item.finding
+    names = ", ".join(f"`{name}`" for name in item.close)
+    close = say("code_close", language, names=names) if names else ""
+    if finding.kind == "keyword":
+        target = finding.name.partition("(")[0]
+        return say("code_keyword", language, name=target, keyword=finding.keyword, close=close)
+    if finding.where:
+        return say("code_missing", language, name=finding.name, where=finding.where, close=close)
+    return say("code_missing_unversioned", language, name=finding.name, close=close)
+
+
 def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
@@ -158,7 +215,16 @@ async def _final(
     note: str,
     cache: bool = False,
 ) -> dict[str, Any]:
-    """End the turn with `answer`; a checked answer is also cached."""
+    """End the turn with `answer`, once its code is checked; a checked answer is also
+    cached. Or, when its code uses what is not installed, ask for one rewrite first."""
+    code = await review_code(state, deps, answer)
+    if code.rewrite is not None:
+        return {"code_feedback": code.rewrite, "code_retry": True,
+                "intermediate_steps": code.steps}  # fmt: skip
+    answer = code.answer
+    if code.findings:
+        # A missing API is noted, not fixed: the next ask may write better code.
+        cache, note = False, f"{note}; not cached (its code uses what is not installed)"
     cacheable = (
         cache
         and deps.settings.cache_enabled
@@ -181,6 +247,9 @@ async def _final(
         " (cached)" if cacheable else ""
     )
     update = finish(state, "check_answer", answer, sources, text)
+    update["intermediate_steps"] = [*code.steps, *update["intermediate_steps"]]
+    update["code_findings"] = code.findings
+    update["code_retry"] = False
     if problem:
         update["intermediate_steps"].append(step("check_answer", "error", problem))
     return update
@@ -199,6 +268,6 @@ AfterCheck = Literal["generate_answer", "combine_answers", "__end__"]
 
 def route_after_check(state: GraphState) -> AfterCheck:
     """Back to the answer with feedback; else to the combination (a worker) or the end."""
-    if state.get("answer_feedback"):
+    if state.get("answer_feedback") or state.get("code_retry"):
         return "generate_answer"
     return "combine_answers" if state.get("is_worker") else "__end__"

@@ -73,6 +73,11 @@ REVISE = """A reviewer checked your previous answer against the sources and foun
 Write the answer again: keep only what the cited source states, cite the right source, \
 or say it without a citation if it is general knowledge."""
 
+REVISE_CODE = """A check of your previous answer's code against the libraries installed here \
+found names that do not exist at these versions:
+{problems}
+Write the answer again with code that uses only what exists at these versions."""
+
 JUDGE_CLAIMS = """You check claims from an answer against the source excerpts they cite.
 {untrusted}
 A claim is unsupported when its excerpt does not state or directly imply it: it \
@@ -184,11 +189,20 @@ def bare_messages(question: str) -> list[BaseMessage]:
     return [system_message("bare_answer", BARE_ANSWER), HumanMessage(defuse(question))]
 
 
-def alone_messages(question: str, language: str) -> list[BaseMessage]:
+def revise_code(findings: str) -> str:
+    return REVISE_CODE.format(problems=data_block("review", findings))
+
+
+def alone_messages(
+    question: str, language: str, code_feedback: str | None = None
+) -> list[BaseMessage]:
     """The answer when no source is relevant: the model alone, prompted exactly as the
     bare model the pipeline is measured against (plus the answer language when it is not
-    English), so answering without sources is never worse than not searching at all."""
+    English), so answering without sources is never worse than not searching at all.
+    `code_feedback`: what the code check found in the previous draft."""
     reminder = "" if language == "en" else f"\n\n{answer_in(language)}"
+    if code_feedback:
+        reminder = f"\n\n{revise_code(code_feedback)}{reminder}"
     return [
         system_message("generate_answer", BARE_ANSWER),
         HumanMessage(f"{defuse(question)}{reminder}"),
@@ -250,8 +264,10 @@ def answer_messages(
     sources: list[tuple[int, str, str]],
     feedback: str | None = None,
     installed: list[tuple[str, str]] | None = None,
+    code_feedback: str | None = None,
 ) -> list[BaseMessage]:
-    """`installed`: `(name, version)` of the installed packages the question names."""
+    """`installed`: `(name, version)` of the installed packages the question names;
+    `feedback`: the grounding check's, `code_feedback`: the code check's, on the last draft."""
     templates = ANSWER_TEMPLATES_IN.get(language, ANSWER_TEMPLATES)
     if language in GENERATE_ANSWER_IN:
         system = GENERATE_ANSWER_IN[language].format(template=templates[intent])
@@ -268,6 +284,8 @@ def answer_messages(
     reminder = cite + (f"{note}\n" if note else "") + answer_in(language)
     if feedback:
         reminder = f"{REVISE.format(problems=data_block('review', feedback))}\n{reminder}"
+    if code_feedback:
+        reminder = f"{revise_code(code_feedback)}\n{reminder}"
     return [
         system_message("generate_answer", system),
         HumanMessage(f"{body}\n{data_block('message', question)}\n{reminder}"),

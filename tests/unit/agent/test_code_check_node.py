@@ -1,0 +1,83 @@
+"""check_answer's code check in the graph: one rewrite with the facts when the answer's
+code uses an API missing at the installed versions, then a note under the block (in the
+question's language) and `code_findings`; clean code costs no model call."""
+
+from __future__ import annotations
+
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from codeweaver.agent.runner import Assistant
+from codeweaver.codecheck import ApiIndex, CodeChecker
+from tests.fakes import FakeSource, make_deps
+
+OLD = "Use `time.clock()`:\n\n```python\nimport time\nstart = time.clock()\n```\n"
+NEW = "Use `time.perf_counter()`:\n\n```python\nimport time\nstart = time.perf_counter()\n```\n"
+
+
+@pytest.fixture(scope="module")
+def checker() -> CodeChecker:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    api = ApiIndex([stdlib], python_version="3.11")
+    return CodeChecker(lambda: api)
+
+
+def _assistant(tmp_path: Path, drafts: list[str], checker: CodeChecker) -> tuple[Assistant, object]:
+    script = {
+        "analyze_question": '{"canonical_question": "How do I time code in Python?"}',
+        "generate_answer": drafts,
+    }
+    deps, llm = make_deps(tmp_path, script, [FakeSource(results=[])])
+    deps.code_checker = checker
+    return Assistant(deps), llm
+
+
+async def test_missing_api_gets_one_rewrite_with_the_facts(
+    tmp_path: Path, checker: CodeChecker
+) -> None:
+    assistant, llm = _assistant(tmp_path, [OLD, NEW], checker)
+    result = await assistant.ask("How do I measure elapsed time in Python?")
+    assert llm.tasks().count("generate_answer") == 2  # type: ignore[attr-defined]
+    second = llm.calls[-1][1][-1].content  # type: ignore[attr-defined]
+    assert "`time.clock` does not exist in Python 3.11" in second
+    assert "time.perf_counter()" in result.answer and "time.clock" not in result.answer
+    assert result.code_findings == ()
+    notes = [s["message"] for s in result.steps if s["node"] == "check_answer"]
+    assert any("rewriting the code without time.clock" in n for n in notes)
+    assert any(n.startswith("code check: 1 API uses") and n.endswith("0 missing or misused")
+               for n in notes)  # fmt: skip
+
+
+async def test_what_the_rewrite_keeps_is_noted_under_its_block(
+    tmp_path: Path, checker: CodeChecker
+) -> None:
+    assistant, llm = _assistant(tmp_path, [OLD, OLD], checker)
+    result = await assistant.ask("How do I measure elapsed time in Python?")
+    assert llm.tasks().count("generate_answer") == 2  # type: ignore[attr-defined]
+    block_end = result.answer.index("```\n", result.answer.index("```python") + 3) + 4
+    assert (
+        result.answer[block_end:]
+        .lstrip()
+        .startswith("> ⚠ `time.clock` does not exist in Python 3.11, installed here.")
+    )
+    assert [f["name"] for f in result.code_findings] == ["time.clock"]
+    assert result.code_findings[0]["block"] == 1 and result.code_findings[0]["line"] == 2
+    assert "time.clock" in result.to_dict()["code_findings"][0]["name"]
+    assert any("not cached" in s["message"] for s in result.steps)
+
+
+async def test_the_note_speaks_the_question_s_language(
+    tmp_path: Path, checker: CodeChecker
+) -> None:
+    assistant, _ = _assistant(tmp_path, [OLD, OLD], checker)
+    result = await assistant.ask("파이썬에서 경과 시간을 어떻게 재나요?")
+    assert "`time.clock`은(는) 여기 설치된 Python 3.11에 없습니다." in result.answer
+
+
+async def test_clean_code_costs_no_rewrite(tmp_path: Path, checker: CodeChecker) -> None:
+    assistant, llm = _assistant(tmp_path, [NEW], checker)
+    result = await assistant.ask("How do I measure elapsed time in Python?")
+    assert llm.tasks().count("generate_answer") == 1  # type: ignore[attr-defined]
+    assert result.answer.strip().endswith("```") and result.code_findings == ()
