@@ -196,7 +196,7 @@ def eval_answers(
 
                     return await evaluate_answers(
                         cases, systems, meter, judge=grader, done=done, on_row=keep,
-                        on_progress=progress,
+                        on_progress=progress, code_check=missing_names(run_settings),
                     )  # fmt: skip
                 finally:
                     if sink:
@@ -219,3 +219,13 @@ def eval_answers(
         typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
         _print_summary(f"answers on {file} ({settings.model})", summary)
+
+
+def missing_names(settings: Any) -> Any:
+    """The check `eval answers` runs on every final answer (None when switched off)."""
+    from codeweaver.factory import build_code_checker
+
+    checker = build_code_checker(settings)
+    if checker is None:
+        return None
+    return lambda answer: sorted({f.finding.name for f in checker.check(answer).findings})

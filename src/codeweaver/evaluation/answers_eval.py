@@ -10,6 +10,7 @@ rerun skips them (`done`).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import random
@@ -72,6 +73,8 @@ Answer = Callable[[str], Awaitable[Answered]]
 Judge = Callable[[str, str, str], Awaitable[str]]
 RowSink = Callable[[dict[str, Any]], None]
 Progress = Callable[[int, int, str], None]
+# The names an answer's code uses that are missing at the installed versions.
+CodeCheck = Callable[[str], list[str]]
 
 
 @dataclass
@@ -100,6 +103,9 @@ class SystemRun:
     max_query_chars: int | None = None
     verdict: str | None = None
     error: str | None = None
+    # What the final answer's code uses that is missing at the installed versions (None:
+    # not checked).
+    missing_apis: list[str] | None = None
 
 
 # --------------------------------------------------------------------------- data
@@ -204,7 +210,11 @@ def read_done(path: Path) -> dict[str, dict[str, Any]]:
 
 
 async def _run_one(
-    case: AnswerCase, answer: Answer, meter: UsageMeter, names: set[str]
+    case: AnswerCase,
+    answer: Answer,
+    meter: UsageMeter,
+    names: set[str],
+    code_check: CodeCheck | None = None,
 ) -> SystemRun:
     before = meter.snapshot()
     started = time.perf_counter()
@@ -238,6 +248,8 @@ async def _run_one(
         hits = found_in(names, got.answer)
         run.recall = round(len(hits) / len(names), 4)
         run.found = sorted(hits)
+    if code_check is not None and got.answer:  # after the clock: the same check for both
+        run.missing_apis = await asyncio.to_thread(code_check, got.answer)
     return run
 
 
@@ -250,8 +262,10 @@ async def evaluate_answers(
     done: Mapping[str, dict[str, Any]] | None = None,
     on_row: RowSink | None = None,
     on_progress: Progress | None = None,
+    code_check: CodeCheck | None = None,
 ) -> list[dict[str, Any]]:
-    """Every case answered by every system, alternating the order; rows in case order."""
+    """Every case answered by every system, alternating the order; rows in case order.
+    `code_check`: what each final answer's code uses that is not installed."""
     done = done or {}
     order = list(systems)
     rows: list[dict[str, Any]] = []
@@ -267,7 +281,7 @@ async def evaluate_answers(
         for name in turn:
             if on_progress:
                 on_progress(index, len(cases), name)
-            runs[name] = await _run_one(case, systems[name], meter, names)
+            runs[name] = await _run_one(case, systems[name], meter, names, code_check)
         if judge is not None:
             for name in sorted(runs):  # the judge sees one answer at a time, unlabelled
                 runs[name].verdict = await _judged(judge, case, runs[name].answer)
@@ -325,6 +339,16 @@ def _origin_summary(rows: Sequence[dict[str, Any]], name: str) -> dict[str, Any]
     return summary
 
 
+def _missing_summary(runs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Answers whose code uses an API missing at the installed versions, and their share."""
+    checked = [r["missing_apis"] for r in runs if r.get("missing_apis") is not None]
+    count = sum(1 for names in checked if names)
+    return {
+        "answers_with_missing_api": count if checked else None,
+        "missing_api_rate": round(count / len(checked), 4) if checked else None,
+    }
+
+
 def summarise(rows: Sequence[dict[str, Any]], systems: Sequence[str]) -> dict[str, Any]:
     """Per system: means and medians over the rows, and each system's ratio to the last."""
     summary: dict[str, Any] = {"questions": len(rows), "systems": {}}
@@ -354,6 +378,7 @@ def summarise(rows: Sequence[dict[str, Any]], systems: Sequence[str]) -> dict[st
             "in_question_language": sum(1 for r in runs if r.get("in_question_language", True)),
             "searched_in_english": sum(1 for r in runs if r.get("searched_in_english")),
             "verdicts": {v: verdicts.get(v, 0) for v in VERDICTS} if verdicts else None,
+            **_missing_summary(runs),
             **_origin_summary(rows, name),
         }
     if len(systems) >= 2:

@@ -215,3 +215,24 @@ async def test_a_korean_question_checks_the_answer_language_and_the_search_form(
     summary = summarise([row], ["pipeline", "bare"])["systems"]
     assert summary["pipeline"]["in_question_language"] == 0
     assert summary["bare"]["in_question_language"] == 1
+
+
+async def test_each_final_answer_s_code_is_checked_and_the_share_reported() -> None:
+    llm = ScriptedChatModel(script={}, default="ok")
+    meter = UsageMeter()
+    meter.attach(llm)
+    order: list[str] = []
+    systems = {"pipeline": _system("pipeline", order, llm), "bare": _system("bare", order, llm)}
+
+    def check(answer: str) -> list[str]:  # the bare answers "use df.sum": say it is missing
+        return ["pandas.DataFrame.sum"] if "df.sum" in answer else []
+
+    rows = await evaluate_answers([_case(1), _case(2)], systems, meter, code_check=check)
+    assert rows[0]["systems"]["bare"]["missing_apis"] == ["pandas.DataFrame.sum"]
+    assert rows[0]["systems"]["pipeline"]["missing_apis"] == []
+    summary = summarise(rows, ["pipeline", "bare"])["systems"]
+    assert summary["bare"]["answers_with_missing_api"] == 2
+    assert summary["bare"]["missing_api_rate"] == 1.0
+    assert summary["pipeline"]["missing_api_rate"] == 0.0
+    unchecked = summarise(await evaluate_answers([_case(1)], systems, meter), ["bare"])
+    assert unchecked["systems"]["bare"]["missing_api_rate"] is None
