@@ -58,19 +58,23 @@ def build_code_checker(settings: Settings) -> CodeChecker | None:
     none), or None when switched off."""
     if not settings.code_check:
         return None
+    return CodeChecker(lambda: code_api(settings)[0])
 
-    def make_api() -> ApiIndex:
-        from codeweaver.sources.installed_docs import find_project_for
 
-        env = find_project_for(settings).env
-        if env is not None:
-            return ApiIndex([*env.site_dirs, env.stdlib], python_version=env.version)
-        paths = sysconfig.get_paths()
-        site = dict.fromkeys([Path(paths["purelib"]), Path(paths["platlib"])])
-        version = f"{sys.version_info.major}.{sys.version_info.minor}"
-        return ApiIndex([*site, Path(paths["stdlib"])], python_version=version)
+def code_api(settings: Settings) -> tuple[ApiIndex, str]:
+    """The installed APIs of the project's environment (CodeWeaver's own when there is
+    none), and which environment that is."""
+    from codeweaver.sources.installed_docs import find_project_for
 
-    return CodeChecker(make_api)
+    env = find_project_for(settings).env
+    if env is not None:
+        api = ApiIndex([*env.site_dirs, env.stdlib], python_version=env.version)
+        return api, f"{env.python} (Python {env.version})"
+    paths = sysconfig.get_paths()
+    site = dict.fromkeys([Path(paths["purelib"]), Path(paths["platlib"])])
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    api = ApiIndex([*site, Path(paths["stdlib"])], python_version=version)
+    return api, f"CodeWeaver's own environment (Python {version})"
 
 
 @asynccontextmanager

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
-import sysconfig
-from pathlib import Path
 
 import typer
 
@@ -22,25 +19,16 @@ def eval_code(file: FileOpt, as_json: JsonOpt = False, limit: LimitOpt = None) -
     `{"summary": …}`.
     """
     from codeweaver.config import Settings
-    from codeweaver.evaluation.code_eval import api_for, evaluate_code, load_items
+    from codeweaver.evaluation.code_eval import evaluate_code, load_items
     from codeweaver.evaluation.datasets import DatasetError
-    from codeweaver.sources.installed_docs import find_project_for
+    from codeweaver.factory import code_api
 
     try:
         items = load_items(file, limit)
     except DatasetError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    env = find_project_for(Settings()).env
-    if env is not None:
-        api = api_for(env.stdlib, env.site_dirs, env.version)
-        where = f"{env.python} (Python {env.version})"
-    else:
-        paths = sysconfig.get_paths()
-        own = [Path(paths["purelib"]), Path(paths["platlib"])]
-        version = f"{sys.version_info.major}.{sys.version_info.minor}"
-        api = api_for(Path(paths["stdlib"]), dict.fromkeys(own), version)
-        where = f"CodeWeaver's own environment (Python {version})"
+    api, where = code_api(Settings())
     with progress(len(items), quiet=as_json) as report_progress:
         report = evaluate_code(items, api, report_progress)
     summary = report.to_dict()

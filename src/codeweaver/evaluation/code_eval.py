@@ -8,7 +8,7 @@ use judged.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,8 +115,3 @@ def evaluate_code(
         if on_progress is not None:
             on_progress(done, len(python))
     return CodeEvalReport(tuple(results))
-
-
-def api_for(stdlib: Path, site_dirs: Iterable[Path], python_version: str) -> ApiIndex:
-    """The API index of an environment: its site-packages first, then its stdlib."""
-    return ApiIndex([*site_dirs, stdlib], python_version=python_version)
