@@ -182,13 +182,17 @@ def test_the_most_called_entries_are_embedded_first_and_searched_with_at_once(
     monkeypatch.setattr(vectors_module, "CHECKPOINT_SECONDS", 3600.0)  # only the early one
     monkeypatch.setattr(dense_module, "EARLY_POLL_SECONDS", 0.0)
     order: list[str] = []
+    first: list[int] = []
+    known = threading.Event()  # `first` is set: the build may go on
 
     class Recording(GatedEmbedder):
         def embed(self, texts: list[str]) -> Vectors:
             if len(texts) > 1 or ":" in texts[0]:  # entries, not a question
-                order.extend(texts)
-                if len(order) > len(first):  # the popular ones are done: hold the rest
+                assert known.wait(30), "the test never said which entries come first"
+                # A batch that starts after the popular ones waits: they are checkpointed.
+                if len(order) >= len(first):
                     assert self.gate.wait(30), "the test never opened the gate"
+                order.extend(texts)
             return FakeEmbedder.embed(self, texts)
 
     embedder = Recording()
@@ -196,7 +200,8 @@ def test_the_most_called_entries_are_embedded_first_and_searched_with_at_once(
     source.prepare()
     loaded = source._loaded
     assert loaded is not None
-    first = vectors_module.popular_rows(loaded.entries, loaded.popularity)
+    first += vectors_module.popular_rows(loaded.entries, loaded.popularity)
+    known.set()
     assert 0 < len(first) < len(loaded.entries) // 2
     texts = [vectors_module.embedding_text(loaded.entries[row]) for row in first]
     deadline = time.monotonic() + 30
