@@ -37,6 +37,7 @@ class MultiAnswer(TypedDict, total=False):
     answer: str
     sources: list[SearchResult]
     cache_key: str  # the worker's canonical question
+    code_findings: list[dict[str, Any]]  # what its code uses that is not installed
 
 
 class CachedAnswer(TypedDict, total=False):

@@ -4,6 +4,7 @@ question's language) and `code_findings`; clean code costs no model call."""
 
 from __future__ import annotations
 
+import json
 import sysconfig
 from pathlib import Path
 
@@ -81,3 +82,22 @@ async def test_clean_code_costs_no_rewrite(tmp_path: Path, checker: CodeChecker)
     result = await assistant.ask("How do I measure elapsed time in Python?")
     assert llm.tasks().count("generate_answer") == 1  # type: ignore[attr-defined]
     assert result.answer.strip().endswith("```") and result.code_findings == ()
+
+
+async def test_two_questions_report_each_section_s_findings(
+    tmp_path: Path, checker: CodeChecker
+) -> None:
+    plan = json.dumps({"questions": ["What is JWT?", "What is CORS?"]})
+    script = {
+        "analyze_question": '{"canonical_question": "How do I time code in Python?"}',
+        "create_plan": plan,
+        "generate_answer": lambda messages: OLD,  # both sections, every draft
+    }
+    deps, _ = make_deps(tmp_path, script, [FakeSource(results=[])])
+    deps.code_checker = checker
+    result = await Assistant(deps).ask("What is JWT? What is CORS?")
+    assert "## 2." in result.answer
+    assert result.answer.count("> ⚠ `time.clock` does not exist") == 2
+    assert sorted((f["section"], f["name"]) for f in result.code_findings) == [
+        (1, "time.clock"), (2, "time.clock"),
+    ]  # fmt: skip

@@ -127,16 +127,19 @@ async def combine_answers(state: GraphState, deps: Deps) -> dict[str, Any]:
     answers = sorted(state.get("multi_answers") or [], key=lambda a: a["index"])
     sections: list[str] = []
     sources: list[SearchResult] = []
+    findings: list[dict[str, Any]] = []
     for position, item in enumerate(answers, 1):
         body = renumber_citations(item["answer"], len(sources))
         sources.extend(item["sources"])
         sections.append(f"## {position}. {item['question']}\n\n{body}")
+        findings += [{**f, "section": position} for f in item.get("code_findings") or ()]
     original = state["question"].strip()
     answer = f"> {original}\n\n" + "\n\n---\n\n".join(sections)
     return {
         "answer": answer,
         "sources": sources,
         "messages": [AIMessage(answer)],
+        "code_findings": findings,
         "intermediate_steps": [
             step("combine_answers", "observe", f"combined {len(answers)} answers")
         ],

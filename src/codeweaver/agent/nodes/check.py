@@ -250,6 +250,8 @@ async def _final(
     update["intermediate_steps"] = [*code.steps, *update["intermediate_steps"]]
     update["code_findings"] = code.findings
     update["code_retry"] = False
+    if update.get("multi_answers"):  # a worker: its findings go with its section
+        update["multi_answers"] = [{**update["multi_answers"][0], "code_findings": code.findings}]
     if problem:
         update["intermediate_steps"].append(step("check_answer", "error", problem))
     return update
