@@ -205,6 +205,7 @@ class ChatService:
             "sources": turn.sources,
             "plan_case": result.plan_case,
             "question_type": result.question_type,
+            "code_findings": list(result.code_findings),
             "steps": result.steps,
         }
 

@@ -91,6 +91,7 @@ def test_chat_answers_with_numbered_sources_and_keeps_the_session(
     assert [s["n"] for s in body["sources"]] == [1, 2]
     assert set(body["sources"][0]) == {"n", "title", "url", "source", "attribution"}
     assert body["turn"] == 1 and any(s["node"] == "generate_answer" for s in body["steps"])
+    assert body["code_findings"] == []  # the field is always there
     assert 'href="#source-2"' in body["html"]
     second = chat(url, "And how do I skip empty lines?", session_id=body["session_id"])
     assert second.json()["session_id"] == body["session_id"] and second.json()["turn"] == 2
