@@ -8,8 +8,14 @@
   `python`), `missing` empty except where a flag was reviewed and found right
   (`REVIEWED_RIGHT`): any other flag on them is false.
 - `conala_snippets.jsonl`: CoNaLa's reference snippets (real Stack Overflow code), same rule.
+- `removed_js.jsonl`: JavaScript/TypeScript using exports that no longer exist at React 19,
+  React Router 7, Express 5 and Node.js's current types, each from a documented removal
+  (`REMOVED_JS`), and names that never existed.
+- `stackeval_js_answers.jsonl`: the JavaScript/TypeScript code blocks of StackEval's accepted
+  answers (tags `javascript`, `typescript`), same rule as the Python ones.
 
-Check them from an environment that has the packages they import (`scripts/code_check_env.sh`).
+Check them from an environment that has the packages they import (`scripts/code_check_env.sh`
+makes its `.venv` and its `node_modules`).
 
     python scripts/build_code_check_sets.py [--data ../shared/data]
 """
@@ -139,6 +145,91 @@ REMOVED: list[tuple[str, str, str, list[str]]] = [
     ("kw-print", NEVER, "print('a', endl='')\n", ["print(endl)"]),
 ]  # fmt: skip
 
+REACT_19 = "React 19 upgrade guide, Removed: deprecated React DOM APIs"
+REACT_16 = "React 16.0.0 changelog (React.createClass and React.PropTypes removed)"
+ROUTER_6 = "React Router upgrading from v5 guide (Switch, useHistory, Redirect, withRouter …)"
+EXPRESS_4 = "Express 'Moving to Express 4': bundled Connect middleware removed"
+NODE = "Node.js deprecations ({}), End-of-Life"
+NEVER_JS = "a name the module never exported"
+
+REMOVED_JS: list[tuple[str, str, str, list[str]]] = [
+    ("react-dom-render", REACT_19,
+     "import ReactDOM from 'react-dom';\nReactDOM.render(<App />, document.getElementById('root'));\n",
+     ["react-dom.render"]),
+    ("react-dom-render-named", REACT_19,
+     "import { render } from 'react-dom';\nrender(<App />, document.getElementById('root'));\n",
+     ["react-dom.render"]),
+    ("react-dom-hydrate", REACT_19,
+     "import * as ReactDOM from 'react-dom';\nReactDOM.hydrate(<App />, document.getElementById('root'));\n",
+     ["react-dom.hydrate"]),
+    ("react-dom-unmount", REACT_19,
+     "import ReactDOM from 'react-dom';\nReactDOM.unmountComponentAtNode(container);\n",
+     ["react-dom.unmountComponentAtNode"]),
+    ("react-dom-find", REACT_19,
+     "import { findDOMNode } from 'react-dom';\nconst node = findDOMNode(this);\n",
+     ["react-dom.findDOMNode"]),
+    ("react-create-factory", REACT_19,
+     "import React from 'react';\nconst button = React.createFactory('button');\n",
+     ["react.createFactory"]),
+    ("react-test-utils", REACT_19,
+     "import { renderIntoDocument } from 'react-dom/test-utils';\nrenderIntoDocument(<App />);\n",
+     ["react-dom/test-utils.renderIntoDocument"]),
+    ("react-create-class", REACT_16,
+     "var React = require('react');\nvar Hello = React.createClass({\n  render: function () { return null; }\n});\n",
+     ["react.createClass"]),
+    ("react-proptypes", REACT_16,
+     "import React from 'react';\nHello.propTypes = { name: React.PropTypes.string };\n",
+     ["react.PropTypes"]),
+    ("router-switch", ROUTER_6,
+     "import { BrowserRouter, Switch, Route } from 'react-router-dom';\n",
+     ["react-router-dom.Switch"]),
+    ("router-use-history", ROUTER_6,
+     "import { useHistory } from 'react-router-dom';\nconst history = useHistory();\nhistory.push('/home');\n",
+     ["react-router-dom.useHistory"]),
+    ("router-redirect", ROUTER_6,
+     "import { Redirect } from 'react-router-dom';\nconst Go = () => <Redirect to=\"/login\" />;\n",
+     ["react-router-dom.Redirect"]),
+    ("router-with-router", ROUTER_6,
+     "import { withRouter } from 'react-router-dom';\nexport default withRouter(Page);\n",
+     ["react-router-dom.withRouter"]),
+    ("router-route-match", ROUTER_6,
+     "import { useRouteMatch } from 'react-router-dom';\nconst { path, url } = useRouteMatch();\n",
+     ["react-router-dom.useRouteMatch"]),
+    ("router-prompt", ROUTER_6,
+     "import { Prompt } from 'react-router-dom';\n",
+     ["react-router-dom.Prompt"]),
+    ("express-body-parser", EXPRESS_4,
+     "const express = require('express');\nconst app = express();\napp.use(express.bodyParser());\n",
+     ["express.bodyParser"]),
+    ("express-cookie-parser", EXPRESS_4,
+     "import express from 'express';\nconst app = express();\napp.use(express.cookieParser());\n",
+     ["express.cookieParser"]),
+    ("node-util-puts", NODE.format("DEP0027, Node.js 12"),
+     "const util = require('util');\nutil.puts('hello');\n", ["util.puts"]),
+    ("node-util-print", NODE.format("DEP0026, Node.js 12"),
+     "const util = require('node:util');\nutil.print('hello');\n", ["node:util.print"]),
+    ("node-create-cipher", NODE.format("DEP0106, Node.js 22"),
+     "const crypto = require('crypto');\nconst cipher = crypto.createCipher('aes192', 'a password');\n",
+     ["crypto.createCipher"]),
+    ("node-create-decipher", NODE.format("DEP0106, Node.js 22"),
+     "import { createDecipher } from 'crypto';\n", ["crypto.createDecipher"]),
+    ("node-is-string", NODE.format("DEP0056, Node.js 23"),
+     "import util from 'node:util';\nif (util.isString(x)) { console.log(x); }\n",
+     ["node:util.isString"]),
+    ("uuid-named", NEVER_JS,
+     "import { uuid } from 'uuid';\nconst id = uuid();\n", ["uuid.uuid"]),
+    ("react-use-fetch", NEVER_JS,
+     "import { useState, useFetch } from 'react';\n", ["react.useFetch"]),
+    ("fs-read-file-async", NEVER_JS,
+     "const fs = require('fs');\nconst text = await fs.readFileAsync('a.txt', 'utf8');\n",
+     ["fs.readFileAsync"]),
+    ("path-join-path", NEVER_JS,
+     "import * as path from 'path';\nconst p = path.joinPath(__dirname, 'a');\n",
+     ["path.joinPath"]),
+]  # fmt: skip
+JS_TAGS = {"javascript": "javascript", "typescript": "typescript"}
+JS_FENCES = ("", "js", "javascript", "jsx", "ts", "typescript", "tsx", "mjs", "cjs")
+
 # Flags on real code reviewed by hand and found right: (set, id) -> names.
 REVIEWED_RIGHT: dict[tuple[str, str], list[str]] = {
     # `inspect.getargspec(m.__init__)`: removed in Python 3.11.
@@ -147,6 +238,15 @@ REVIEWED_RIGHT: dict[tuple[str, str], list[str]] = {
     **{("conala", f"conala-{i}"): ["str.decode"] for i in (
         "31771758-144", "10618586-422", "42548362-618", "30747705-939", "8901996-1494",
         "1885181-1554", "5555063-2205")},
+    # React 17-era answers at React 19, React Router 7 and Vue 3, where these are gone:
+    # `ReactDOM.render` (React 19), `Switch` and `useHistory` (React Router 6), and the
+    # global `Vue.use` (Vue 3: `app.use`).
+    ("stackeval", "3c0a1d3d98fd-5"): ["react-dom.render"],
+    ("stackeval", "1b56b24cebd4-2"): ["react-dom.render"],
+    ("stackeval", "773767a26673-1"): ["react-dom.render"],
+    ("stackeval", "29c0a17115f5-1"): ["react-router-dom.useHistory"],
+    ("stackeval", "02ae1d4e2556-2"): ["react-router-dom.Switch"],
+    ("stackeval", "c25fd9fff6d9-1"): ["vue.use"],
 }  # fmt: skip
 
 FENCE = re.compile(r"```[ \t]*([\w+#-]*)[ \t]*\n(.*?)```", re.DOTALL)
@@ -164,6 +264,23 @@ def stackeval_blocks(path: Path) -> list[dict[str, object]]:
             item_id = f"{row['questionId'][:12]}-{number}"
             missing = REVIEWED_RIGHT.get(("stackeval", item_id), [])
             out.append({"id": item_id, "language": "python", "code": match.group(2),
+                        "missing": missing})  # fmt: skip
+    return out
+
+
+def stackeval_js_blocks(path: Path) -> list[dict[str, object]]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    out: list[dict[str, object]] = []
+    for row in rows:
+        language = JS_TAGS.get(row["questionMetadata"]["tag"])
+        if language is None:
+            continue
+        for number, match in enumerate(FENCE.finditer(row["answer"]), 1):
+            if match.group(1).lower() not in JS_FENCES:
+                continue
+            item_id = f"{row['questionId'][:12]}-{number}"
+            missing = REVIEWED_RIGHT.get(("stackeval", item_id), [])
+            out.append({"id": item_id, "language": language, "code": match.group(2),
                         "missing": missing})  # fmt: skip
     return out
 
@@ -200,6 +317,14 @@ def main() -> None:
     write(OUT / "removed.jsonl", removed)
     write(OUT / "stackeval_answers.jsonl",
           stackeval_blocks(args.data / "intent" / "stackeval" / "stack-eval.jsonl"))  # fmt: skip
+    removed_js = [
+        {"id": item_id, "language": "javascript", "code": code, "missing": names,
+         "source": source}
+        for item_id, source, code, names in REMOVED_JS
+    ]  # fmt: skip
+    write(OUT / "removed_js.jsonl", removed_js)
+    write(OUT / "stackeval_js_answers.jsonl",
+          stackeval_js_blocks(args.data / "intent" / "stackeval" / "stack-eval.jsonl"))  # fmt: skip
     write(OUT / "conala_snippets.jsonl",
           conala_snippets(args.data / "retrieval" / "conala" / "conala-train.json"))  # fmt: skip
 

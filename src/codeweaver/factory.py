@@ -12,7 +12,7 @@ from langchain_core.language_models import BaseChatModel
 
 from codeweaver.agent.deps import Deps
 from codeweaver.agent.runner import Assistant
-from codeweaver.codecheck import ApiIndex, CodeChecker
+from codeweaver.codecheck import ApiIndex, CodeChecker, NpmApi
 from codeweaver.config import Settings
 from codeweaver.llm.registry import create_chat_model
 from codeweaver.llm.weights import ProgressCallback
@@ -58,7 +58,7 @@ def build_code_checker(settings: Settings) -> CodeChecker | None:
     none), or None when switched off."""
     if not settings.code_check:
         return None
-    return CodeChecker(lambda: code_api(settings)[0])
+    return CodeChecker(lambda: code_api(settings)[0], lambda: code_npm(settings))
 
 
 def code_api(settings: Settings) -> tuple[ApiIndex, str]:
@@ -75,6 +75,16 @@ def code_api(settings: Settings) -> tuple[ApiIndex, str]:
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     api = ApiIndex([*site, Path(paths["stdlib"])], python_version=version)
     return api, f"CodeWeaver's own environment (Python {version})"
+
+
+def code_npm(settings: Settings) -> NpmApi | None:
+    """The npm modules of the project's `node_modules` (the nearest from the project
+    folder up to its root), or None when it has none."""
+    from codeweaver.sources.npm_docs import project_folders
+    from codeweaver.sources.npm_docs.discover import find_node_modules
+
+    folder = find_node_modules(project_folders(settings.project))
+    return NpmApi(folder) if folder is not None else None
 
 
 @asynccontextmanager

@@ -14,23 +14,28 @@ from codeweaver.cli.progress import progress
 def eval_code(file: FileOpt, as_json: JsonOpt = False, limit: LimitOpt = None) -> None:
     """Flags of the code check (APIs missing at the installed versions, wrong keywords).
 
-    Lines are `{"id", "language", "code", "missing": [names]}`; the check uses the
-    project's environment, as `ask` does. `--json` prints one line per item, then
+    Lines are `{"id", "language", "code", "missing": [names]}` (Python, JavaScript or
+    TypeScript); the check uses the project's environment and `node_modules`, as `ask`
+    does. `--json` prints one line per item, then
     `{"summary": …}`.
     """
     from codeweaver.config import Settings
     from codeweaver.evaluation.code_eval import evaluate_code, load_items
     from codeweaver.evaluation.datasets import DatasetError
-    from codeweaver.factory import code_api
+    from codeweaver.factory import code_api, code_npm
 
     try:
         items = load_items(file, limit)
     except DatasetError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    api, where = code_api(Settings())
+    settings = Settings()
+    api, where = code_api(settings)
+    npm = code_npm(settings)
+    if npm is not None:
+        where += f" and {npm.node_modules}"
     with progress(len(items), quiet=as_json) as report_progress:
-        report = evaluate_code(items, api, report_progress)
+        report = evaluate_code(items, api, report_progress, npm)
     summary = report.to_dict()
     if as_json:
         for result in report.items:
@@ -46,7 +51,7 @@ def eval_code(file: FileOpt, as_json: JsonOpt = False, limit: LimitOpt = None) -
             )
             typer.echo(f"  {result.item.id}: flagged {flags}{wrong}")
     for label, key in [
-        ("items (Python)", "items"),
+        ("items checked", "items"),
         ("parsed", "parsed"),
         ("expected names", "expected"),
         ("recall", "recall"),

@@ -1,6 +1,7 @@
-"""The code check applied to an answer: each Python block of its Markdown is checked,
-findings get the facts a rewrite needs (the nearest existing names, the keywords the
-signature takes), and those left in the final answer become a note under their block.
+"""The code check applied to an answer: each Python, JavaScript or TypeScript block of its
+Markdown is checked, findings get the facts a rewrite needs (the nearest existing names,
+the keywords the signature takes), and those left in the final answer become a note under
+their block. A line the user's question already holds is theirs: never flagged.
 """
 
 from __future__ import annotations
@@ -12,12 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from codeweaver.codecheck.api import ApiIndex
-from codeweaver.codecheck.findings import Finding, check_python
+from codeweaver.codecheck.findings import CodeReport, Finding, check_python
+from codeweaver.codecheck.js import check_js
+from codeweaver.codecheck.npm_api import NpmApi
 
 # A fenced block: its info string (language) and body.
 FENCE = re.compile(r"^(?P<fence>```+|~~~+)[ \t]*(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$",
                    re.DOTALL | re.MULTILINE)  # fmt: skip
 PYTHON_INFO = frozenset({"", "python", "py", "python3", "pycon", "ipython"})
+JS_INFO = frozenset({"js", "javascript", "jsx", "mjs", "cjs", "node", "nodejs", "ts",
+                     "typescript", "tsx", "mts", "cts"})  # fmt: skip
+PYTHON, JS = "python", "javascript"
 MAX_SUGGESTIONS = 3
 # Below this a "nearest" name is noise (`pipe` for `append`).
 CLOSE_ENOUGH = 0.75
@@ -45,38 +51,58 @@ class BlockFinding:
 @dataclass(frozen=True)
 class AnswerCheck:
     findings: tuple[BlockFinding, ...]
-    blocks: int  # Python blocks checked
+    blocks: int  # code blocks checked
     uses: int  # API uses judged
 
     def summary(self) -> str:
         found = len(self.findings)
         return (
-            f"code check: {self.uses} API uses in {self.blocks} Python blocks checked "
+            f"code check: {self.uses} API uses in {self.blocks} code blocks checked "
             f"against the installed versions; {found} missing or misused"
         )
 
 
-def python_blocks(answer: str) -> list[tuple[int, re.Match[str]]]:
-    """(1-based block number among all fenced blocks, match) of the Python ones."""
+def code_blocks(answer: str) -> list[tuple[int, str, re.Match[str]]]:
+    """(1-based block number among all fenced blocks, language, match) of the blocks the
+    check reads: Python (also an untagged block) and JavaScript/TypeScript."""
     found = []
     for number, match in enumerate(FENCE.finditer(answer), 1):
         info = match.group("info").strip().lower().split(" ")[0]
         if info in PYTHON_INFO:
-            found.append((number, match))
+            found.append((number, PYTHON, match))
+        elif info in JS_INFO:
+            found.append((number, JS, match))
     return found
 
 
-def check_answer_code(answer: str, api: ApiIndex) -> AnswerCheck:
-    """Check every Python block of `answer` (blocks that do not parse are skipped)."""
+def check_answer_code(
+    answer: str, api: ApiIndex | None, npm: NpmApi | None = None, question: str = ""
+) -> AnswerCheck:
+    """Check every code block of `answer` the given indexes can judge (blocks that do not
+    parse are skipped); a finding on a line `question` holds is the user's, not reported."""
     findings: list[BlockFinding] = []
     blocks = uses = 0
-    for number, match in python_blocks(answer):
-        report = check_python(match.group("body"), api)
+    theirs = {line.strip() for line in question.splitlines() if line.strip()}
+    for number, language, match in code_blocks(answer):
+        body = match.group("body")
+        report: CodeReport
+        if language == PYTHON and api is not None:
+            report = check_python(body, api)
+        elif language == JS and npm is not None:
+            report = check_js(body, npm)
+        else:
+            continue
         if not report.parsed:
             continue
         blocks += 1
         uses += report.checked
-        findings += [BlockFinding(number, f, _close(f, api)) for f in report.findings]
+        lines = body.splitlines()
+        for finding in report.findings:
+            written = lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""
+            if written and written in theirs:
+                continue
+            close = _close(finding, api) if language == PYTHON and api else _js_close(finding, npm)
+            findings.append(BlockFinding(number, finding, close))
     return AnswerCheck(tuple(findings), blocks, uses)
 
 
@@ -90,6 +116,16 @@ def _close(finding: Finding, api: ApiIndex) -> tuple[str, ...]:
         names = api.member_names(owner)
     close = difflib.get_close_matches(wanted, names, MAX_SUGGESTIONS, CLOSE_ENOUGH)
     return tuple(close)
+
+
+def _js_close(finding: Finding, npm: NpmApi | None) -> tuple[str, ...]:
+    """The exports of the module nearest to the missing name."""
+    module, _, wanted = finding.api.rpartition(".")
+    exports = npm.exports(module) if npm is not None else None
+    if exports is None:
+        return ()
+    names = sorted(exports.names - {"default"})
+    return tuple(difflib.get_close_matches(wanted, names, MAX_SUGGESTIONS, CLOSE_ENOUGH))
 
 
 def with_notes(answer: str, check: AnswerCheck, note: Callable[[BlockFinding], str]) -> str:
@@ -111,12 +147,20 @@ def with_notes(answer: str, check: AnswerCheck, note: Callable[[BlockFinding], s
 
 
 class CodeChecker:
-    """The code check of one environment's answers; its API index is made on first use
-    (reading a large package takes seconds) and kept."""
+    """The code check of one project's answers; its indexes are made on first use
+    (reading a large package takes seconds) and kept. `make_npm` gives the project's npm
+    modules, or None when it has no `node_modules`."""
 
-    def __init__(self, make_api: Callable[[], ApiIndex]) -> None:
+    def __init__(
+        self,
+        make_api: Callable[[], ApiIndex],
+        make_npm: Callable[[], NpmApi | None] | None = None,
+    ) -> None:
         self._make_api = make_api
+        self._make_npm = make_npm
         self._api: ApiIndex | None = None
+        self._npm: NpmApi | None = None
+        self._npm_made = False
         self._lock = threading.Lock()
 
     def api(self) -> ApiIndex:
@@ -125,8 +169,19 @@ class CodeChecker:
                 self._api = self._make_api()
             return self._api
 
-    def check(self, answer: str) -> AnswerCheck:
-        """Check `answer`'s Python blocks (blocking: run it in a thread)."""
-        if not python_blocks(answer):
+    def npm(self) -> NpmApi | None:
+        with self._lock:
+            if not self._npm_made and self._make_npm is not None:
+                self._npm = self._make_npm()
+            self._npm_made = True
+            return self._npm
+
+    def check(self, answer: str, question: str = "") -> AnswerCheck:
+        """Check `answer`'s code blocks (blocking: run it in a thread); lines `question`
+        holds are the user's own and never flagged."""
+        languages = {language for _, language, _ in code_blocks(answer)}
+        if not languages:
             return AnswerCheck((), 0, 0)
-        return check_answer_code(answer, self.api())
+        api = self.api() if PYTHON in languages else None
+        npm = self.npm() if JS in languages else None
+        return check_answer_code(answer, api, npm, question)

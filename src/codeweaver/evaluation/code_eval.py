@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codeweaver.codecheck import ApiIndex, CodeReport, check_python
+from codeweaver.codecheck import ApiIndex, CodeReport, NpmApi, check_js, check_python
+from codeweaver.codecheck.answers import JS_INFO
 from codeweaver.evaluation.datasets import DatasetError, read_jsonl
 
 PYTHON = ("python", "py", "python3", "")
@@ -102,16 +103,21 @@ def evaluate_code(
     items: Sequence[CodeItem],
     api: ApiIndex,
     on_progress: Callable[[int, int], None] | None = None,
+    npm: NpmApi | None = None,
 ) -> CodeEvalReport:
-    """Check each Python item (others are skipped: the check reads Python only)."""
+    """Check each Python item, and each JavaScript/TypeScript one when the project has
+    `node_modules` (`npm`); items in other languages are skipped."""
     import time
 
     results: list[ItemResult] = []
-    python = [item for item in items if item.language in PYTHON]
-    for done, item in enumerate(python, 1):
+    judged = [i for i in items if i.language in PYTHON or (npm and i.language in JS_INFO)]
+    for done, item in enumerate(judged, 1):
         started = time.perf_counter()
-        report = check_python(item.code, api)
+        if item.language in PYTHON or npm is None:
+            report = check_python(item.code, api)
+        else:
+            report = check_js(item.code, npm)
         results.append(ItemResult(item, report, time.perf_counter() - started))
         if on_progress is not None:
-            on_progress(done, len(python))
+            on_progress(done, len(judged))
     return CodeEvalReport(tuple(results))

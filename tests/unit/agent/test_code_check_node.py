@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codeweaver.agent.runner import Assistant
-from codeweaver.codecheck import ApiIndex, CodeChecker
+from codeweaver.codecheck import ApiIndex, CodeChecker, NpmApi
 from tests.fakes import FakeSource, make_deps
 
 OLD = "Use `time.clock()`:\n\n```python\nimport time\nstart = time.clock()\n```\n"
@@ -101,3 +101,41 @@ async def test_two_questions_report_each_section_s_findings(
     assert sorted((f["section"], f["name"]) for f in result.code_findings) == [
         (1, "time.clock"), (2, "time.clock"),
     ]  # fmt: skip
+
+
+JS_OLD = "Use:\n\n```jsx\nimport { Switch, Route } from 'router';\n```\n"
+JS_NEW = "Use:\n\n```jsx\nimport { Routes, Route } from 'router';\n```\n"
+
+
+@pytest.fixture
+def js_checker(tmp_path: Path) -> CodeChecker:
+    package = tmp_path / "node_modules" / "router"
+    package.mkdir(parents=True)
+    manifest = {"name": "router", "version": "7.1.0", "types": "index.d.ts"}
+    (package / "package.json").write_text(json.dumps(manifest))
+    (package / "index.d.ts").write_text(
+        "export declare function Routes(): null;\nexport declare function Route(): null;\n"
+    )
+
+    def no_python() -> ApiIndex:
+        raise AssertionError("a JavaScript answer never loads the Python index")
+
+    return CodeChecker(no_python, lambda: NpmApi(tmp_path / "node_modules"))
+
+
+async def test_a_javascript_block_is_checked_against_node_modules(
+    tmp_path: Path, js_checker: CodeChecker
+) -> None:
+    assistant, llm = _assistant(tmp_path, [JS_OLD, JS_NEW], js_checker)
+    result = await assistant.ask("How do I declare routes in React Router?")
+    assert llm.tasks().count("generate_answer") == 2  # type: ignore[attr-defined]
+    second = llm.calls[-1][1][-1].content  # type: ignore[attr-defined]
+    assert "`router` exports no `Switch` in router 7.1.0" in second
+    assert "Routes" in result.answer and result.code_findings == ()
+
+
+async def test_a_kept_javascript_name_is_noted(tmp_path: Path, js_checker: CodeChecker) -> None:
+    assistant, _ = _assistant(tmp_path, [JS_OLD, JS_OLD], js_checker)
+    result = await assistant.ask("How do I declare routes in React Router?")
+    assert "> ⚠ `router.Switch` does not exist in router 7.1.0, installed here." in result.answer
+    assert [(f["name"], f["line"]) for f in result.code_findings] == [("router.Switch", 1)]

@@ -142,13 +142,13 @@ class CodeReview:
 
 
 async def review_code(state: GraphState, deps: Deps, answer: str) -> CodeReview:
-    """Check `answer`'s Python code against the installed APIs: the first time it finds
+    """Check `answer`'s code against the installed APIs: the first time it finds
     something, ask for one rewrite with the facts; after that, note it under its block."""
     checker = deps.code_checker
     if checker is None or state.get("answer_failed") or not answer:
         return CodeReview(answer, [], [])
     try:
-        found = await asyncio.to_thread(checker.check, answer)
+        found = await asyncio.to_thread(checker.check, answer, state.get("question", ""))
     except Exception as exc:  # a check that fails never costs the answer
         logger.warning("code check failed", exc_info=True)
         return CodeReview(answer, [step("check_answer", "error", f"code check failed: {exc}")], [])

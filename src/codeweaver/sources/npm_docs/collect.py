@@ -40,23 +40,23 @@ _README = re.compile(r"readme(?:\.(?:md|markdown|mdown|txt))?", re.IGNORECASE)
 # --------------------------------------------------------------------------- .d.ts files
 
 
-def _exports_types(exports: Any, depth: int = 0) -> str:
+def exports_types(exports: Any, depth: int = 0) -> str:
     """The `types` condition of `exports["."]` (conditions may nest: import → types)."""
     if depth > 4:
         return ""
     if isinstance(exports, dict):
         if "." in exports:
-            return _exports_types(exports["."], depth + 1)
+            return exports_types(exports["."], depth + 1)
         for key in ("types", "typings"):
             if isinstance(exports.get(key), str):
                 return str(exports[key])
         for value in exports.values():
-            found = _exports_types(value, depth + 1)
+            found = exports_types(value, depth + 1)
             if found:
                 return found
     if isinstance(exports, list):
         for value in exports:
-            found = _exports_types(value, depth + 1)
+            found = exports_types(value, depth + 1)
             if found:
                 return found
     return ""
@@ -68,14 +68,14 @@ def types_entries(manifest: dict[str, Any]) -> list[str]:
     for key in ("types", "typings"):
         if isinstance(manifest.get(key), str):
             found.append(manifest[key])
-    found.append(_exports_types(manifest.get("exports")))
+    found.append(exports_types(manifest.get("exports")))
     if isinstance(manifest.get("main"), str):
         found.append(manifest["main"])
     found.append("index.d.ts")
     paths: list[str] = []
     for entry in filter(None, (_relative("", f) for f in found if f)):
         # A script or a folder names the declarations beside it or inside it.
-        paths += [entry] if entry.endswith(_DTS) else _referenced("", entry)
+        paths += [entry] if entry.endswith(_DTS) else referenced_files("", entry)
     return list(dict.fromkeys(p for p in paths if p))
 
 
@@ -87,7 +87,7 @@ def _relative(folder: str, spec: str) -> str:
     return joined
 
 
-def _referenced(folder: str, spec: str) -> list[str]:
+def referenced_files(folder: str, spec: str) -> list[str]:
     """The declaration files an import of `spec` from `folder` may mean."""
     if spec.endswith(_DTS):
         return [_relative(folder, spec)]
@@ -113,7 +113,7 @@ def declaration_files(
         yield relative, parsed
         folder = posixpath.dirname(relative)
         for spec in parsed.references:
-            for option in _referenced(folder, spec):
+            for option in referenced_files(folder, spec):
                 if option and option not in seen and (package.path / option).is_file():
                     seen.add(option)
                     queue.append(option)

@@ -109,7 +109,7 @@ def list_packages(node_modules: Path, options: NpmOptions) -> list[Package]:
         if not real.is_relative_to(area) or real == area:
             logger.debug("npm_docs: not following %s out of %s", folder, area)
             continue
-        manifest = _manifest(real / "package.json", area, options)
+        manifest = read_manifest(real / "package.json", area, options)
         if manifest is None:
             continue
         name, version = manifest.get("name"), manifest.get("version")
@@ -118,7 +118,7 @@ def list_packages(node_modules: Path, options: NpmOptions) -> list[Package]:
     return sorted(found.values(), key=lambda p: p.name)
 
 
-def _manifest(path: Path, area: Path, options: NpmOptions) -> dict[str, Any] | None:
+def read_manifest(path: Path, area: Path, options: NpmOptions) -> dict[str, Any] | None:
     data = read_within(path, area, options.max_file_bytes)
     if data is None:
         return None
