@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from codeweaver.codecheck import ApiIndex
+from codeweaver.codecheck import ApiIndex, NpmApi
 from codeweaver.evaluation.code_eval import CodeItem, evaluate_code, load_items
 from codeweaver.evaluation.datasets import DatasetError
 
@@ -60,3 +60,20 @@ def test_removed_standard_library_and_numpy_apis_are_all_flagged(own_api: ApiInd
     missed = [r.item.id for r in report.items if set(r.item.missing) - r.flagged]
     assert missed == []
     assert summary["false_flags"] == 0
+
+
+def test_javascript_items_are_judged_when_the_project_has_node_modules(
+    own_api: ApiIndex, tmp_path: Path
+) -> None:
+    package = tmp_path / "node_modules" / "lib"
+    package.mkdir(parents=True)
+    (package / "package.json").write_text('{"name": "lib", "version": "1.0.0"}')
+    (package / "index.d.ts").write_text("export declare function ok(): void;\n")
+    items = [
+        CodeItem("js", "javascript", "import { ok, gone } from 'lib';", ("lib.gone",)),
+        CodeItem("ts", "typescript", "import { ok } from 'lib';"),
+        CodeItem("go", "go", "fmt.Println(1)"),  # no check for it: skipped
+    ]
+    summary = evaluate_code(items, own_api, npm=NpmApi(tmp_path / "node_modules")).to_dict()
+    assert summary["items"] == 2 and summary["recall"] == 1.0 and summary["false_flags"] == 0
+    assert evaluate_code(items, own_api).to_dict()["items"] == 0  # no node_modules
