@@ -38,6 +38,10 @@ TEXTS: dict[str, Texts] = {
         "en": "`{name}` takes no keyword `{keyword}`.{close}",
         "ko": "`{name}`에는 `{keyword}` 키워드가 없습니다.{close}",
     },
+    "code_says": {
+        "en": " The installed library says: {text}",
+        "ko": " 설치된 라이브러리의 설명: {text}",
+    },
     "code_close": {
         "en": " Existing names: {names}.",
         "ko": " 있는 이름: {names}.",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from codeweaver.codecheck.api import ApiIndex
 from codeweaver.codecheck.findings import CodeReport, Finding, check_python
+from codeweaver.codecheck.hints import class_mentions, removal_message
 from codeweaver.codecheck.js import check_js
 from codeweaver.codecheck.npm_api import NpmApi
 
@@ -37,15 +38,20 @@ class BlockFinding:
     finding: Finding
     # The nearest names the owner has (a missing name) or keywords it takes (a keyword).
     close: tuple[str, ...] = ()
+    # What the library says about it (`hints`): its removal message, or docstring lines
+    # naming the class and the missing method.
+    says: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {**self.finding.to_dict(), "block": self.block, "close": list(self.close)}
 
     def fact(self) -> str:
-        """The finding and its nearest names, in English (for the model's rewrite)."""
+        """The finding, its nearest names and what the library says, in English (for the
+        model's rewrite)."""
         names = ", ".join(f"`{name}`" for name in self.close)
         hint = f"; exists: {names}" if names else ""
-        return f"{self.finding.message}{hint}"
+        says = "".join(f"; the installed library says: {line}" for line in self.says)
+        return f"{self.finding.message}{hint}{says}"
 
 
 @dataclass(frozen=True)
@@ -101,8 +107,11 @@ def check_answer_code(
             written = lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""
             if written and written in theirs:
                 continue
-            close = _close(finding, api) if language == PYTHON and api else _js_close(finding, npm)
-            findings.append(BlockFinding(number, finding, close))
+            if language == PYTHON and api is not None:
+                item = BlockFinding(number, finding, _close(finding, api), _says(finding, api))
+            else:
+                item = BlockFinding(number, finding, _js_close(finding, npm))
+            findings.append(item)
     return AnswerCheck(tuple(findings), blocks, uses)
 
 
@@ -116,6 +125,18 @@ def _close(finding: Finding, api: ApiIndex) -> tuple[str, ...]:
         names = api.member_names(owner)
     close = difflib.get_close_matches(wanted, names, MAX_SUGGESTIONS, CLOSE_ENOUGH)
     return tuple(close)
+
+
+def _says(finding: Finding, api: ApiIndex) -> tuple[str, ...]:
+    """What the library says about a missing name (nothing about a keyword: the nearest
+    ones it takes are in `close`)."""
+    if finding.kind != "missing":
+        return ()
+    owner, _, name = finding.api.rpartition(".")
+    if api.is_class(owner):
+        return tuple(class_mentions(api, owner, name))
+    message = removal_message(api, owner, name)
+    return (message,) if message else ()
 
 
 def _js_close(finding: Finding, npm: NpmApi | None) -> tuple[str, ...]:

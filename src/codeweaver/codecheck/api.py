@@ -128,7 +128,7 @@ class ApiIndex:
                 return None
             if self.member(obj, name, call=False) is not Verdict.FOUND:
                 return None
-            obj = _target(_child(obj, name))
+            obj = final_target(_child(obj, name))
         return obj
 
     def member_names(self, path: str) -> list[str]:
@@ -150,7 +150,7 @@ class ApiIndex:
     def member(self, obj: Any, name: str, *, call: bool) -> Verdict:
         """Whether `obj` has `name`; `call`: the code calls it (a data `__getattr__`
         cannot answer a call)."""
-        obj = _target(obj)
+        obj = final_target(obj)
         if obj is None:
             return Verdict.UNKNOWN
         try:
@@ -225,7 +225,7 @@ class ApiIndex:
     def keywords(self, obj: Any) -> frozenset[str] | None:
         """The keyword names a call of `obj` accepts, or None when it takes any (or that
         cannot be known: decorated, `**kwargs`, a class with a metaclass or a dataclass)."""
-        obj = _target(obj)
+        obj = final_target(obj)
         if obj is None:
             return None
         try:
@@ -252,7 +252,7 @@ class ApiIndex:
                 if owner is None or str(owner.path) == "builtins.object":
                     break
                 overloads = module_overloads(owner).get(special)
-                method = _target(owner.members.get(special))
+                method = final_target(owner.members.get(special))
                 if not overloads and method is None:
                     continue
                 accepted = _parameters([*(overloads or ()), *([method] if method else [])])
@@ -308,7 +308,7 @@ def _parameters(signatures: Sequence[Any]) -> frozenset[str] | None:
 
 def _lineage(cls: Any) -> list[Any]:
     """`cls` and its bases in method resolution order (aliases followed)."""
-    return [cls, *(_target(base) for base in cls.mro())]
+    return [cls, *(final_target(base) for base in cls.mro())]
 
 
 def _child(obj: Any, name: str) -> Any | None:
@@ -318,7 +318,7 @@ def _child(obj: Any, name: str) -> Any | None:
     return found[0] if found else None
 
 
-def _target(obj: Any) -> Any | None:
+def final_target(obj: Any) -> Any | None:
     """An alias's final target (None when it cannot be resolved)."""
     if obj is None:
         return None
@@ -371,7 +371,7 @@ def _bases_known(cls: Any) -> bool:
     """Every base (and theirs) resolves to a class griffe read."""
     try:
         for base in cls.mro():
-            if _target(base) is None:
+            if final_target(base) is None:
                 return False
     except Exception:
         return False

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from codeweaver.agent.nodes.check import code_note
 from codeweaver.agent.runner import Assistant
-from codeweaver.codecheck import ApiIndex, CodeChecker, NpmApi
+from codeweaver.codecheck import ApiIndex, BlockFinding, CodeChecker, Finding, NpmApi
 from tests.fakes import FakeSource, make_deps
 
 OLD = "Use `time.clock()`:\n\n```python\nimport time\nstart = time.clock()\n```\n"
@@ -139,3 +140,13 @@ async def test_a_kept_javascript_name_is_noted(tmp_path: Path, js_checker: CodeC
     result = await assistant.ask("How do I declare routes in React Router?")
     assert "> ⚠ `router.Switch` does not exist in router 7.1.0, installed here." in result.answer
     assert [(f["name"], f["line"]) for f in result.code_findings] == [("router.Switch", 1)]
+
+
+def test_the_note_quotes_what_the_library_says() -> None:
+    finding = Finding("numpy.float_", 2, "…", "missing", "numpy.float_", "", "numpy 2.1.3")
+    item = BlockFinding(1, finding, ("float16", "float32"), ("Use `np.float64` instead.",))
+    assert code_note(item, "en") == (
+        "`numpy.float_` does not exist in numpy 2.1.3, installed here. Existing names: "
+        "`float16`, `float32`. The installed library says: Use `np.float64` instead."
+    )
+    assert code_note(item, "ko").endswith("설치된 라이브러리의 설명: Use `np.float64` instead.")

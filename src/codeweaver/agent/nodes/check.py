@@ -176,6 +176,8 @@ def code_note(item: BlockFinding, language: str) -> str:
     finding = item.finding
     names = ", ".join(f"`{name}`" for name in item.close)
     close = say("code_close", language, names=names) if names else ""
+    if item.says:
+        close += say("code_says", language, text=item.says[0])
     if finding.kind == "keyword":
         target = finding.name.partition("(")[0]
         return say("code_keyword", language, name=target, keyword=finding.keyword, close=close)
