@@ -15,9 +15,14 @@ of what the reader is told to call.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from codeweaver.agent.citations import prose_blocks
+from codeweaver.agent.citations import append_citation, prose_blocks
 from codeweaver.agent.state import SearchResult
+from codeweaver.sources.base import DocumentsApis, Source
+
+# The code check's APIs cited at most, first used first: a source list stays readable.
+MAX_CODE_PAGES = 5
 
 _FENCED = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 _INLINE = re.compile(r"`([^`\n]+)`")
@@ -86,19 +91,57 @@ def _cite_sentence(answer: str, leaf: str, n: int) -> str | None:
     return None
 
 
+def _cite_intro(answer: str, leaf: str, n: int) -> str | None:
+    """The answer with `[n]` at the end of the prose paragraph introducing the first code
+    block that names `leaf`, or None."""
+    word = re.compile(rf"(?<!\w){re.escape(leaf)}(?!\w)")
+    blocks = answer.split("\n\n")
+    prose = list(prose_blocks(blocks))
+    for i, block in enumerate(blocks):
+        if i in prose or not word.search(block):
+            continue
+        before = [k for k in prose if k < i]
+        if not before:
+            return None
+        blocks[before[-1]] = append_citation(blocks[before[-1]], n)
+        return "\n\n".join(blocks)
+    return None
+
+
 def cite_used_apis(
-    answer: str, candidates: list[SearchResult], first: int
+    answer: str, candidates: list[SearchResult], first: int, *, intro: bool = False
 ) -> tuple[str, list[SearchResult]]:
     """Cite, numbered from `first`, each candidate whose API the answer's code uses and
-    whose name a prose sentence says; returns the answer and the candidates cited."""
+    whose name a prose sentence says (with `intro`, else the paragraph introducing the
+    code that uses it); returns the answer and the candidates cited."""
     code = answer_code(answer)
     cited: list[SearchResult] = []
     for result in candidates:
         api, kind = result.get("api", ""), result.get("api_kind", "")
         if not api or not uses_api(code, api, kind):
             continue
-        placed = _cite_sentence(answer, api.split(".")[-1], first + len(cited))
+        leaf, n = api.split(".")[-1], first + len(cited)
+        placed = _cite_sentence(answer, leaf, n)
+        if placed is None and intro:
+            placed = _cite_intro(answer, leaf, n)
         if placed is not None:
             answer = placed
             cited.append(result)
     return answer, cited
+
+
+def cite_checked_apis(
+    answer: str, sources: list[SearchResult], apis: Sequence[str], documented: list[Source]
+) -> tuple[str, list[SearchResult]]:
+    """Cite the installed documentation of the APIs the code check found the answer's code
+    using (`apis`), from the sources that have a page per API; returns the answer and its
+    sources with the pages cited appended. Pages already among `sources` are not repeated."""
+    have = {s.get("reference") or s["url"] for s in sources}
+    pages: list[SearchResult] = []
+    for source in documented:
+        if isinstance(source, DocumentsApis):
+            pages += [
+                p for p in source.api_pages(apis) if (p.get("reference") or p["url"]) not in have
+            ]
+    answer, used = cite_used_apis(answer, pages[:MAX_CODE_PAGES], len(sources) + 1, intro=True)
+    return answer, [*sources, *used]

@@ -128,7 +128,7 @@ def _best_source(paragraph: str, terms: list[tuple[set[str], set[str]]]) -> int 
     return best if best_score >= 2 + MIN_SHARED_TERMS else None
 
 
-def _append_citation(paragraph: str, n: int) -> str:
+def append_citation(paragraph: str, n: int) -> str:
     stripped = paragraph.rstrip()
     if stripped and stripped[-1] in ".!?。:":
         return f"{stripped[:-1]} [{n}]{stripped[-1]}"
@@ -155,7 +155,7 @@ def attribute_citations(answer: str, sources: list[SearchResult]) -> str:
         block = blocks[i]
         best = _best_source(block, terms)
         if best is not None:
-            blocks[i] = _append_citation(block, best + 1)
+            blocks[i] = append_citation(block, best + 1)
     return "\n\n".join(blocks)
 
 

@@ -59,12 +59,14 @@ class AnswerCheck:
     findings: tuple[BlockFinding, ...]
     blocks: int  # code blocks checked
     uses: int  # API uses judged
+    apis: tuple[str, ...] = ()  # the installed APIs the code uses that exist, in order
 
     def summary(self) -> str:
-        found = len(self.findings)
+        uses = f"{self.uses} API use{'' if self.uses == 1 else 's'}"
+        blocks = f"{self.blocks} code block{'' if self.blocks == 1 else 's'}"
         return (
-            f"code check: {self.uses} API uses in {self.blocks} code blocks checked "
-            f"against the installed versions; {found} missing or misused"
+            f"code check: {uses} in {blocks} checked against the installed versions; "
+            f"{len(self.findings)} missing or misused"
         )
 
 
@@ -88,6 +90,7 @@ def check_answer_code(
     parse are skipped); a finding on a line `question` holds is the user's, not reported."""
     findings: list[BlockFinding] = []
     blocks = uses = 0
+    apis: dict[str, None] = {}
     theirs = {line.strip() for line in question.splitlines() if line.strip()}
     for number, language, match in code_blocks(answer):
         body = match.group("body")
@@ -102,6 +105,7 @@ def check_answer_code(
             continue
         blocks += 1
         uses += report.checked
+        apis.update(dict.fromkeys(report.apis))
         lines = body.splitlines()
         for finding in report.findings:
             written = lines[finding.line - 1].strip() if 0 < finding.line <= len(lines) else ""
@@ -112,7 +116,7 @@ def check_answer_code(
             else:
                 item = BlockFinding(number, finding, _js_close(finding, npm))
             findings.append(item)
-    return AnswerCheck(tuple(findings), blocks, uses)
+    return AnswerCheck(tuple(findings), blocks, uses, tuple(apis))
 
 
 def _close(finding: Finding, api: ApiIndex) -> tuple[str, ...]:

@@ -35,6 +35,9 @@ class CodeReport:
     findings: tuple[Finding, ...]
     checked: int  # uses judged against a known owner
     parsed: bool  # False: not Python the check can read (a fragment, another language)
+    # The qualified APIs the code uses that exist (`pandas.concat`), builtins left out:
+    # what the answer may cite the installed documentation of.
+    apis: tuple[str, ...] = ()
 
 
 def parse(code: str) -> ast.Module | None:
@@ -53,12 +56,15 @@ def check_python(code: str, api: ApiIndex) -> CodeReport:
         return CodeReport((), 0, False)
     findings: dict[tuple[str, int], Finding] = {}
     checked = 0
+    apis: dict[str, None] = {}
     for use in collect_uses(tree, api.is_class):
         found, judged = _judge(use, api)
         checked += judged
         for finding in found:
             findings.setdefault((finding.name, finding.line), finding)
-    return CodeReport(tuple(findings.values()), checked, True)
+        if judged and not found and not use.owner.path.startswith("builtins."):
+            apis[f"{use.owner.path}.{use.name}" if use.name else use.owner.path] = None
+    return CodeReport(tuple(findings.values()), checked, True, tuple(apis))
 
 
 def _judge(use: Use, api: ApiIndex) -> tuple[list[Finding], int]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
@@ -73,6 +73,16 @@ class KnowsInstalledVersions(Protocol):
     def installed_versions(self) -> Mapping[str, str]:
         """Package name as users write it (`scikit-learn`, `sklearn`) -> installed version;
         read from the index already loaded ({} before that: never builds it, no I/O)."""
+        ...
+
+
+@runtime_checkable
+class DocumentsApis(Protocol):
+    """A source with a page per API (`pandas.concat`), found by its qualified name."""
+
+    def api_pages(self, names: Sequence[str]) -> list[SearchResult]:
+        """The pages of those of `names` it documents, in their order; from the index
+        already loaded ([] before that: never builds it)."""
         ...
 
 

@@ -6,12 +6,18 @@ the answers are the embedded model's bare answers to them, shortened.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from codeweaver.agent import prompts
-from codeweaver.agent.api_citations import answer_code, cite_used_apis, uses_api
+from codeweaver.agent.api_citations import (
+    answer_code,
+    cite_checked_apis,
+    cite_used_apis,
+    uses_api,
+)
 from codeweaver.agent.grounding import check_grounding
 from codeweaver.agent.runner import Assistant
 from codeweaver.agent.state import SearchResult
@@ -125,3 +131,39 @@ async def test_the_graph_answers_with_the_bare_prompt_and_cites_the_page_it_used
     assert [s.get("api") for s in result.sources] == ["builtins.dict.update"]
     assert "`update` method [1]." in result.answer
     assert say("no_source_note", "en") not in result.answer
+
+
+class PagesByName:
+    """A source with a page per API, as the installed docs index has."""
+
+    name = "installed_docs"
+
+    def __init__(self, apis: list[str]) -> None:
+        self.pages = {api: api_page(api, "function") for api in apis}
+
+    def api_pages(self, names: Sequence[str]) -> list[SearchResult]:
+        return [self.pages[n] for n in names if n in self.pages]
+
+
+def test_the_checked_apis_are_cited_where_named_else_on_the_code_s_introduction() -> None:
+    answer = (
+        "Time it with `perf_counter`:\n\n```python\nimport time, json\n"
+        "start = time.perf_counter()\nprint(json.dumps(data))\n```"
+    )
+    docs = PagesByName(["time.perf_counter", "json.dumps", "re.split"])
+    prompt_source = api_page("json.loads", "function") | {"source": "stackoverflow"}
+    cited, sources = cite_checked_apis(
+        answer, [prompt_source], ["time.perf_counter", "json.dumps", "os.getcwd"], [docs]
+    )
+    # `perf_counter` is named in prose; `json.dumps` only in the code: its introduction.
+    assert cited.startswith("Time it with `perf_counter` [2] [3]:\n\n```python")
+    assert [s.get("api") for s in sources] == ["json.loads", "time.perf_counter", "json.dumps"]
+
+
+def test_a_page_already_among_the_sources_is_not_cited_twice() -> None:
+    answer = "Use `dumps` [1]:\n\n```python\njson.dumps(x)\n```"
+    page = api_page("json.dumps", "function")
+    assert cite_checked_apis(answer, [page], ["json.dumps"], [PagesByName(["json.dumps"])]) == (
+        answer,
+        [page],
+    )

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import sysconfig
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from codeweaver.agent.nodes.check import code_note
 from codeweaver.agent.runner import Assistant
+from codeweaver.agent.state import SearchResult
 from codeweaver.codecheck import ApiIndex, BlockFinding, CodeChecker, Finding, NpmApi
 from tests.fakes import FakeSource, make_deps
 
@@ -48,8 +50,8 @@ async def test_missing_api_gets_one_rewrite_with_the_facts(
     assert result.code_findings == ()
     notes = [s["message"] for s in result.steps if s["node"] == "check_answer"]
     assert any("rewriting the code without time.clock" in n for n in notes)
-    assert any(n.startswith("code check: 1 API uses") and n.endswith("0 missing or misused")
-               for n in notes)  # fmt: skip
+    summary = "code check: 1 API use in 1 code block checked"
+    assert any(n.startswith(summary) and n.endswith("0 missing or misused") for n in notes)
 
 
 async def test_what_the_rewrite_keeps_is_noted_under_its_block(
@@ -150,3 +152,29 @@ def test_the_note_quotes_what_the_library_says() -> None:
         "`float16`, `float32`. The installed library says: Use `np.float64` instead."
     )
     assert code_note(item, "ko").endswith("설치된 라이브러리의 설명: Use `np.float64` instead.")
+
+
+class DocsWithPages(FakeSource):
+    """The installed docs: nothing found by the search, a page per API by name."""
+
+    def api_pages(self, names: Sequence[str]) -> list[SearchResult]:
+        return [
+            SearchResult(title=f"{n} — Python 3.11", url=f"https://docs.python.org/3.11/#{n}",
+                         snippet="…", source="installed_docs", score=1.0, date=None,
+                         reference=f"python:{n}@3.11", api=n, api_kind="function")
+            for n in names if n == "time.perf_counter"
+        ]  # fmt: skip
+
+
+async def test_the_final_code_s_apis_are_cited_to_their_installed_pages(
+    tmp_path: Path, checker: CodeChecker
+) -> None:
+    script = {
+        "analyze_question": '{"canonical_question": "How do I time code in Python?"}',
+        "generate_answer": [NEW],
+    }
+    deps, _ = make_deps(tmp_path, script, [DocsWithPages(results=[])])
+    deps.code_checker = checker
+    result = await Assistant(deps).ask("How do I measure elapsed time in Python?")
+    assert result.answer.startswith("Use `time.perf_counter()` [1]:")
+    assert [s["reference"] for s in result.sources] == ["python:time.perf_counter@3.11"]

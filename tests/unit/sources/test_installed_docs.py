@@ -232,6 +232,20 @@ async def test_search_results_shape_and_progress(site: Path, tmp_path: Path) -> 
     assert ("Saving the index", 1, 1) in progress
 
 
+async def test_api_pages_by_name_only_from_the_loaded_index(
+    site: Path, tmp_path: Path, count_builds: list[str]
+) -> None:
+    source = InstalledDocsSource(tmp_path / "index", options=_options(site), ranking=INDEX_ONLY)
+    assert source.api_pages(["fakepkg.fetch_data"]) == []  # not loaded: never builds it
+    assert count_builds == []
+    await source.search("download remote json document", "learning", 1)
+    pages = source.api_pages(["gizmo.parse_gizmo", "fakepkg.nothing", "fakepkg.fetch_data"])
+    assert [(p["reference"], p.get("api")) for p in pages] == [
+        ("gizmo-tools:gizmo.parse_gizmo@0.3", "gizmo.parse_gizmo"),
+        ("fakepkg:fakepkg.fetch_data@1.0.0", "fakepkg.fetch_data"),
+    ]
+
+
 async def test_blank_query_returns_nothing_without_building(
     site: Path, tmp_path: Path, count_builds: list[str]
 ) -> None:

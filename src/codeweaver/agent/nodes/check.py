@@ -19,6 +19,7 @@ from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 
+from codeweaver.agent.api_citations import cite_checked_apis
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.grounding import GroundingReport, check_grounding, warning
 from codeweaver.agent.nodes.answer import finish
@@ -139,6 +140,7 @@ class CodeReview:
     steps: list[Step]
     findings: list[dict[str, Any]]
     rewrite: str | None = None
+    apis: tuple[str, ...] = ()  # the installed APIs the code uses that exist
 
 
 async def review_code(state: GraphState, deps: Deps, answer: str) -> CodeReview:
@@ -159,7 +161,7 @@ async def review_code(state: GraphState, deps: Deps, answer: str) -> CodeReview:
              checked=found.uses, found=len(found.findings))
     ]  # fmt: skip
     if not found.findings:
-        return CodeReview(answer, steps, [])
+        return CodeReview(answer, steps, [], apis=found.apis)
     if not state.get("code_feedback"):
         names = ", ".join(item.finding.name for item in found.findings)
         steps.append(step("check_answer", "think", f"rewriting the code without {names}",
@@ -168,7 +170,7 @@ async def review_code(state: GraphState, deps: Deps, answer: str) -> CodeReview:
         return CodeReview(answer, steps, [], rewrite=facts)
     language = state.get("language", "en")
     noted = with_notes(answer, found, lambda item: code_note(item, language))
-    return CodeReview(noted, steps, [item.to_dict() for item in found.findings])
+    return CodeReview(noted, steps, [item.to_dict() for item in found.findings], apis=found.apis)
 
 
 def code_note(item: BlockFinding, language: str) -> str:
@@ -224,6 +226,12 @@ async def _final(
         return {"code_feedback": code.rewrite, "code_retry": True,
                 "intermediate_steps": code.steps}  # fmt: skip
     answer = code.answer
+    if code.apis:  # the installed documentation of what the code calls, at its version
+        had = len(sources)
+        answer, sources = cite_checked_apis(answer, sources, code.apis, [*deps.sources.values()])
+        unsourced = f"{say('no_source_note', state.get('language', 'en'))}\n\n"
+        if not had and sources and answer.startswith(unsourced):
+            answer = answer.removeprefix(unsourced)  # a page is cited now: not "no source"
     if code.findings:
         # A missing API is noted, not fixed: the next ask may write better code.
         cache, note = False, f"{note}; not cached (its code uses what is not installed)"

@@ -27,7 +27,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from codeweaver.embeddings.base import Embedder
@@ -132,6 +132,7 @@ class InstalledDocsSource:
         self._failure: tuple[float, str] | None = None  # (monotonic time, message)
         self._gate = BuildGate(SOURCE_NAME)
         self._versions: tuple[LoadedIndex, dict[str, str]] | None = None
+        self._by_name: tuple[LoadedIndex, dict[str, DocEntry]] | None = None
 
     def status(self) -> SourceStatus:
         try:
@@ -301,6 +302,20 @@ class InstalledDocsSource:
             to_result(c.entry, round(c.score, 4), licence(c.entry.package, c.entry.version))
             for c in ranker.search(query, limit)
         ]
+
+    def api_pages(self, names: Sequence[str]) -> list[SearchResult]:
+        """The pages of those of `names` (qualified: `pandas.concat`) the loaded index
+        documents, in their order ([] before it is loaded: never builds it)."""
+        loaded = self._loaded
+        if loaded is None or not names:
+            return []
+        cached = self._by_name
+        if cached is None or cached[0] is not loaded:
+            by_name = {e.name: e for e in loaded.entries if e.kind != "topic"}
+            cached = self._by_name = (loaded, by_name)
+        licence = self._licences.of
+        found = [cached[1][name] for name in dict.fromkeys(names) if name in cached[1]]
+        return [to_result(e, 1.0, licence(e.package, e.version)) for e in found]
 
     async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
         """Up to `limit` results, best first; `SourceError` if the index is unavailable."""
