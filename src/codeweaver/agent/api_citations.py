@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from codeweaver.agent.citations import append_citation, prose_blocks
+from codeweaver.agent.citations import append_citation, drop_sources, prose_blocks
 from codeweaver.agent.state import SearchResult
 from codeweaver.sources.base import DocumentsApis, Source
 
@@ -145,3 +145,22 @@ def cite_checked_apis(
             ]
     answer, used = cite_used_apis(answer, pages[:MAX_CODE_PAGES], len(sources) + 1, intro=True)
     return answer, [*sources, *used]
+
+
+def uncite_namesakes(
+    answer: str, sources: list[SearchResult], missing: Sequence[str], used: Sequence[str]
+) -> tuple[str, list[SearchResult]]:
+    """Drop the API pages cited for a name the code check found missing (`missing`:
+    qualified, `pandas.DataFrame.append`): a page of another owner's method of that name
+    (`pandas.HDFStore.append`) would vouch for a call that does not exist. A page of an
+    API the code does use (`used`) stays."""
+    leaves = {name.rsplit(".", 1)[-1] for name in missing}
+    drop = {
+        n
+        for n, s in enumerate(sources, 1)
+        if s.get("api")
+        and s["api"].rsplit(".", 1)[-1] in leaves
+        and s["api"] not in missing
+        and s["api"] not in used
+    }
+    return drop_sources(answer, sources, drop)

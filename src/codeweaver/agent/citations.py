@@ -85,6 +85,23 @@ def drop_unknown_citations(answer: str, count: int) -> str:
     return outside_code(answer, lambda part: _unmark(part, lambda n: not 1 <= n <= count))
 
 
+def drop_sources(
+    answer: str, sources: list[SearchResult], drop: Collection[int]
+) -> tuple[str, list[SearchResult]]:
+    """The answer and sources without the sources numbered in `drop` (1-based): their
+    markers removed, the others renumbered in order (code is left alone)."""
+    if not drop:
+        return answer, sources
+    kept = [n for n in range(1, len(sources) + 1) if n not in drop]
+    new = {old: i for i, old in enumerate(kept, 1)}
+
+    def renumber(part: str) -> str:
+        part = _unmark(part, lambda n: n in drop)
+        return CITATION.sub(lambda m: f"[{new.get(int(m.group(1)), int(m.group(1)))}]", part)
+
+    return outside_code(answer, renumber), [sources[n - 1] for n in kept]
+
+
 def remove_citations(answer: str, claims: Sequence[tuple[str, Collection[int]]]) -> str:
     """Remove the given `[n]` markers from each claim's sentence; the sentence stays.
 

@@ -16,6 +16,7 @@ from codeweaver.agent.api_citations import (
     answer_code,
     cite_checked_apis,
     cite_used_apis,
+    uncite_namesakes,
     uses_api,
 )
 from codeweaver.agent.grounding import check_grounding
@@ -167,3 +168,19 @@ def test_a_page_already_among_the_sources_is_not_cited_twice() -> None:
         answer,
         [page],
     )
+
+
+def test_a_page_of_a_namesake_of_a_missing_method_is_uncited() -> None:
+    # The embedded model's answer from a pandas 2.2.3 project: the search found
+    # `HDFStore.append`, whose `.append(` the code seems to use; the check knows the code
+    # calls `DataFrame.append`, which does not exist there.
+    answer = (
+        "Use the `append` method [1] [2]. Here `DataFrame` [2] holds the rows:\n\n"
+        "```python\ndf = df.append(new_row, ignore_index=True)  # [1]\n```"
+    )
+    pages = [api_page("pandas.HDFStore.append", "method"), api_page("pandas.DataFrame", "class")]
+    fixed, kept = uncite_namesakes(answer, pages, ["pandas.DataFrame.append"], ["pandas.DataFrame"])
+    assert fixed.startswith("Use the `append` method [1]. Here `DataFrame` [1] holds")
+    assert "# [1]" in fixed  # code is left alone
+    assert [p["api"] for p in kept] == ["pandas.DataFrame"]
+    assert uncite_namesakes(answer, pages, [], []) == (answer, pages)

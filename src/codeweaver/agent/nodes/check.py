@@ -19,7 +19,7 @@ from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 
-from codeweaver.agent.api_citations import cite_checked_apis
+from codeweaver.agent.api_citations import cite_checked_apis, uncite_namesakes
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.grounding import GroundingReport, check_grounding, warning
 from codeweaver.agent.nodes.answer import finish
@@ -233,6 +233,8 @@ async def _final(
         if not had and sources and answer.startswith(unsourced):
             answer = answer.removeprefix(unsourced)  # a page is cited now: not "no source"
     if code.findings:
+        missing = [str(f["name"]) for f in code.findings if f.get("kind") == "missing"]
+        answer, sources = uncite_namesakes(answer, sources, missing, code.apis)
         # A missing API is noted, not fixed: the next ask may write better code.
         cache, note = False, f"{note}; not cached (its code uses what is not installed)"
     cacheable = (
