@@ -213,6 +213,7 @@ class TurnOutput(TypedDict, total=False):
     answer: str
     sources: list[SearchResult]
     intermediate_steps: Annotated[list[Step], append_or_reset]
+    code_findings: list[dict[str, Any]]
 
 
 class PipelineOutput(TurnOutput, total=False):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codeweaver.agent.nodes.check import code_note
+from codeweaver.agent.nodes.code_review import code_note
 from codeweaver.agent.runner import Assistant
 from codeweaver.agent.state import SearchResult
 from codeweaver.codecheck import ApiIndex, BlockFinding, CodeChecker, Finding, NpmApi

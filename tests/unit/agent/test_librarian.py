@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from codeweaver.agent.user_text import say
 from codeweaver.api.app import create_app
 from codeweaver.api.background import serve_in_thread
 from codeweaver.cli.app import app as cli_app
+from codeweaver.codecheck import ApiIndex, CodeChecker
 from codeweaver.llm.scripted import Reply, ScriptedChatModel
 from codeweaver.llm.structured import message_text
 from tests.fakes import FakeSource, SourceError, doc, make_deps
@@ -398,3 +400,19 @@ def test_cli_chat_in_librarian_mode_and_a_bad_mode(cli_env: Path) -> None:
     assert "Scripted answer to: How do I parse JSON in Python?" in chat.stdout
     bad = runner.invoke(cli_app, ["ask", "What is a venv?", "--mode", "oracle"])
     assert bad.exit_code == 2 and "oracle" in bad.output
+
+
+async def test_the_librarian_notes_missing_apis_without_a_rewrite(tmp_path: Path) -> None:
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    api = ApiIndex([stdlib], python_version="3.11")
+    old = "Time it with `clock` [1].\n\n```python\nimport time\nstart = time.clock()\n```"
+    steps = [decide("search_official_docs", "time a block"), decide("answer")]
+    deps, llm = make_deps(tmp_path, script(steps, answer=old))
+    deps.code_checker = CodeChecker(lambda: api)
+    _, result = await run(Assistant(deps))
+
+    assert [name for name, _ in llm.calls].count("librarian_answer") == 1  # no rewrite
+    assert "> ⚠ `time.clock` does not exist in Python 3.11, installed here." in result.answer
+    assert [f["name"] for f in result.code_findings] == ["time.clock"]
+    checks = [s["message"] for s in result.steps if s["node"] == "librarian_check"]
+    assert any(m.startswith("code check: 1 API use in 1 code block") for m in checks)

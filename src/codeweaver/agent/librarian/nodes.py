@@ -18,6 +18,7 @@ from codeweaver.agent.librarian.tools import Observation, build_tools, resolve
 from codeweaver.agent.nodes.analyze import history_turns
 from codeweaver.agent.nodes.answer import finish, write_answer
 from codeweaver.agent.nodes.check import grade
+from codeweaver.agent.nodes.code_review import review_code, settle_code
 from codeweaver.agent.prompts import librarian as librarian_prompts
 from codeweaver.agent.state import GroundingDetails, LibrarianState, Step, new_turn
 from codeweaver.agent.user_text import say
@@ -202,7 +203,10 @@ async def librarian_check(state: LibrarianState, deps: Deps) -> dict[str, Any]:
     """
     answer, sources = state.get("answer", ""), state.get("sources") or []
     language = state.get("language", "en")
-    steps: list[Step] = []
+    # The code check first (noted, never rewritten here): the pages it cites are sources.
+    code = await review_code(state, deps, answer, rewrite=False, node="librarian_check")
+    answer, sources = settle_code(code, sources, deps)
+    steps: list[Step] = list(code.steps)
     details: GroundingDetails | None = None
     if state.get("answer_failed"):
         note = "not checked: generation failed"
@@ -217,13 +221,15 @@ async def librarian_check(state: LibrarianState, deps: Deps) -> dict[str, Any]:
         graded = await grade(
             deps, state, "librarian_check", answer, sources, explain_removals=False
         )
-        answer, steps, details = graded.answer, graded.steps, graded.details
+        answer, details = graded.answer, graded.details
+        steps += graded.steps
         note = "answer checked" if graded.report.passed else "answered with a warning"
         if not graded.report.passed:
             answer = f"{answer}\n\n{warning(graded.report, language)}"
     update = finish(state, "librarian_check", answer, sources, note)
     update["intermediate_steps"] = steps + update["intermediate_steps"]
     update["grounding"] = details
+    update["code_findings"] = code.findings
     return update
 
 

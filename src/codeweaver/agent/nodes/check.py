@@ -7,7 +7,8 @@ as feedback, at most `grounding_retries` times; a contradiction left after that 
 returned in the best draft with a visible warning listing it, never silently, and is
 not cached. Everything else ends the turn and is cached.
 
-`grade` is the check itself, shared with the librarian's `librarian_check`.
+`grade` is the check itself, shared with the librarian's `librarian_check`; the answer's
+code is checked by `code_review` before the turn ends.
 """
 
 from __future__ import annotations
@@ -19,13 +20,12 @@ from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 
-from codeweaver.agent.api_citations import cite_checked_apis, uncite_namesakes
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.grounding import GroundingReport, check_grounding, warning
 from codeweaver.agent.nodes.answer import finish
+from codeweaver.agent.nodes.code_review import review_code, settle_code
 from codeweaver.agent.state import BestDraft, GraphState, GroundingDetails, SearchResult, Step
 from codeweaver.agent.user_text import say
-from codeweaver.codecheck import BlockFinding, with_notes
 
 logger = logging.getLogger(__name__)
 
@@ -131,63 +131,6 @@ async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     return {**update, "answer_feedback": None, "best_answer": best, "grounding": details}
 
 
-@dataclass(frozen=True)
-class CodeReview:
-    """The code check's outcome for a final answer: the answer (with notes), its steps,
-    the findings left, or the facts of a rewrite to ask for first."""
-
-    answer: str
-    steps: list[Step]
-    findings: list[dict[str, Any]]
-    rewrite: str | None = None
-    apis: tuple[str, ...] = ()  # the installed APIs the code uses that exist
-
-
-async def review_code(state: GraphState, deps: Deps, answer: str) -> CodeReview:
-    """Check `answer`'s code against the installed APIs: the first time it finds
-    something, ask for one rewrite with the facts; after that, note it under its block."""
-    checker = deps.code_checker
-    if checker is None or state.get("answer_failed") or not answer:
-        return CodeReview(answer, [], [])
-    try:
-        found = await asyncio.to_thread(checker.check, answer, state.get("question", ""))
-    except Exception as exc:  # a check that fails never costs the answer
-        logger.warning("code check failed", exc_info=True)
-        return CodeReview(answer, [step("check_answer", "error", f"code check failed: {exc}")], [])
-    if not found.blocks:
-        return CodeReview(answer, [], [])
-    steps = [
-        step("check_answer", "observe", found.summary(),
-             checked=found.uses, found=len(found.findings))
-    ]  # fmt: skip
-    if not found.findings:
-        return CodeReview(answer, steps, [], apis=found.apis)
-    if not state.get("code_feedback"):
-        names = ", ".join(item.finding.name for item in found.findings)
-        steps.append(step("check_answer", "think", f"rewriting the code without {names}",
-                          retry=True))  # fmt: skip
-        facts = "\n".join(f"- {item.fact()}" for item in found.findings)
-        return CodeReview(answer, steps, [], rewrite=facts)
-    language = state.get("language", "en")
-    noted = with_notes(answer, found, lambda item: code_note(item, language))
-    return CodeReview(noted, steps, [item.to_dict() for item in found.findings], apis=found.apis)
-
-
-def code_note(item: BlockFinding, language: str) -> str:
-    """The note under a block, in the question's language."""
-    finding = item.finding
-    names = ", ".join(f"`{name}`" for name in item.close)
-    close = say("code_close", language, names=names) if names else ""
-    if item.says:
-        close += say("code_says", language, text=item.says[0])
-    if finding.kind == "keyword":
-        target = finding.name.partition("(")[0]
-        return say("code_keyword", language, name=target, keyword=finding.keyword, close=close)
-    if finding.where:
-        return say("code_missing", language, name=finding.name, where=finding.where, close=close)
-    return say("code_missing_unversioned", language, name=finding.name, close=close)
-
-
 def _short(text: str, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
@@ -225,16 +168,12 @@ async def _final(
     if code.rewrite is not None:
         return {"code_feedback": code.rewrite, "code_retry": True,
                 "intermediate_steps": code.steps}  # fmt: skip
-    answer = code.answer
-    if code.apis:  # the installed documentation of what the code calls, at its version
-        had = len(sources)
-        answer, sources = cite_checked_apis(answer, sources, code.apis, [*deps.sources.values()])
-        unsourced = f"{say('no_source_note', state.get('language', 'en'))}\n\n"
-        if not had and sources and answer.startswith(unsourced):
-            answer = answer.removeprefix(unsourced)  # a page is cited now: not "no source"
+    had = len(sources)
+    answer, sources = settle_code(code, sources, deps)
+    unsourced = f"{say('no_source_note', state.get('language', 'en'))}\n\n"
+    if not had and sources and answer.startswith(unsourced):
+        answer = answer.removeprefix(unsourced)  # a page is cited now: not "no source"
     if code.findings:
-        missing = [str(f["name"]) for f in code.findings if f.get("kind") == "missing"]
-        answer, sources = uncite_namesakes(answer, sources, missing, code.apis)
         # A missing API is noted, not fixed: the next ask may write better code.
         cache, note = False, f"{note}; not cached (its code uses what is not installed)"
     cacheable = (
