@@ -50,7 +50,7 @@ class BlockFinding:
         model's rewrite)."""
         names = ", ".join(f"`{name}`" for name in self.close)
         hint = f"; exists: {names}" if names else ""
-        says = "".join(f"; instead, the installed library says: {line}" for line in self.says)
+        says = "".join(f"; the installed library says: {line}" for line in self.says)
         return f"{self.finding.message}{hint}{says}"
 
 

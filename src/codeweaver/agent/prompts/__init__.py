@@ -73,11 +73,10 @@ REVISE = """A reviewer checked your previous answer against the sources and foun
 Write the answer again: keep only what the cited source states, cite the right source, \
 or say it without a citation if it is general knowledge."""
 
-REVISE_CODE = """Your previous answer's code used names that do not exist in the library \
-versions installed here:
+REVISE_CODE = """A check of your previous answer's code against the libraries installed here \
+found names that do not exist at these versions:
 {problems}
-Write the answer again without those names. Where the review quotes what the installed \
-library says, use what it names instead."""
+Write the answer again with code that uses only what exists at these versions."""
 
 JUDGE_CLAIMS = """You check claims from an answer against the source excerpts they cite.
 {untrusted}
