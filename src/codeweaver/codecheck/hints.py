@@ -1,8 +1,9 @@
 """What the installed library itself says about a name the code uses and it lacks: the
 message its module `__getattr__` gives for a removed name (NumPy's `__expired_attributes__`:
 "Use `np.float64` instead."), or, for a method a class lacks, the line of a top-level
-function's docstring that names both (pandas' `concat`: "Append a single row to the end of
-a ``DataFrame`` object."). Read statically, like the rest of the check; "" when silent.
+function's docstring that starts with the method's name and names the class (pandas'
+`concat`: "Append a single row to the end of a ``DataFrame`` object."). Read statically,
+like the rest of the check; "" when silent.
 """
 
 from __future__ import annotations
@@ -73,15 +74,17 @@ def _module_level(body: list[ast.stmt]) -> list[ast.stmt]:
 
 
 def class_mentions(api: ApiIndex, class_path: str, name: str) -> list[str]:
-    """Lines of the docstrings of the package's top-level functions and classes that name
-    both the class and `name` (as words): `pandas.concat`: "Append a single row to the end
-    of a DataFrame object." At most `MAX_MENTIONS`, as "`package.function`: line"."""
+    """Lines of the docstrings of the package's top-level functions and classes that start
+    with `name` and name the class: `pandas.concat`: "Append a single row to the end of a
+    DataFrame object." At most `MAX_MENTIONS`, as "`package.function`: line"."""
     package, _, rest = class_path.partition(".")
     owner = rest.rpartition(".")[2]
     top = api.module(package)
     if top is None or not owner or not name:
         return []
-    word = re.compile(rf"\b{re.escape(name)}\b", re.IGNORECASE)
+    # The missing name as the line's first word: a sentence saying what to do ("Append a
+    # single row to the end of a DataFrame"), not a parameter's ("String to append …").
+    word = re.compile(rf"^\s*{re.escape(name)}\b", re.IGNORECASE)
     owner_word = re.compile(rf"\b{re.escape(owner)}\b")
     found: list[str] = []
     for member_name, member in sorted(top.members.items()):

@@ -28,8 +28,10 @@ PACKAGE = {
     "tables/_gone.py": "_REMOVED = {'cast': 'Use `tables.convert(t, kind)` instead.'}\n",
     "tables/core.py": (
         "class Table:\n    def rows(self):\n        return []\n\n\n"
-        "def merge(tables):\n"
-        '    """Join tables.\n\n    Append the rows of a ``Table`` to another one.\n    """\n'
+        "def merge(tables, prefix=''):\n"
+        '    """Join tables.\n\n    Append the rows of a ``Table`` to another one.\n\n'
+        "    prefix : str\n        String to prefix the rows of each Table with.\n"
+        '    """\n'
     ),
 }
 
@@ -80,3 +82,8 @@ def test_numpy_s_expired_attributes() -> None:
     assert [(i.finding.name, i.says) for i in check.findings] == [
         ("numpy.NaN", ("Use `np.nan` instead.",))
     ]
+
+
+def test_a_parameter_that_merely_mentions_the_name_is_no_hint(api: ApiIndex) -> None:
+    # `pandas.get_dummies`: "prefix : str … String to append DataFrame column names."
+    assert class_mentions(api, "tables.Table", "rows") == []
