@@ -31,6 +31,9 @@ PACKAGE = {
     ),
     "shop-1.2.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: shop\nVersion: 1.2.0\n",
     "shop-1.2.0.dist-info/top_level.txt": "shop\n",
+    # A test suite is no API: never read.
+    "shop/tests/__init__.py": "",
+    "shop/tests/test_cart.py": "def test_cart():\n    pass\n",
 }
 
 
@@ -120,3 +123,8 @@ def test_the_standard_library_at_the_environment_s_version(api: ApiIndex) -> Non
     assert flags(code, api) == {
         "time.clock", "os.getcwdu", "functools.lru_cache.cache_clear", "collections.Mapping",
     }  # fmt: skip
+
+
+def test_a_package_s_test_suite_is_not_read(api: ApiIndex) -> None:
+    shop = api.module("shop")
+    assert shop is not None and "models" in shop.members and "tests" not in shop.members
