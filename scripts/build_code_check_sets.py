@@ -97,6 +97,10 @@ REMOVED: list[tuple[str, str, str, list[str]]] = [
      "import numpy as np\nt = np.find_common_type([np.float32], [np.int64])\n", ["numpy.find_common_type"]),
     ("np-mat", NUMPY_2, "import numpy as np\nm = np.mat([[1, 2], [3, 4]])\n", ["numpy.mat"]),
     ("np-msort", NUMPY_2, "import numpy as np\ns = np.msort([3, 1, 2])\n", ["numpy.msort"]),
+    ("py2-print", PY.format("3.0"), "import sys\nprint 'usage:', sys.argv[0]\n", ["python2:print"]),
+    ("py2-exec", PY.format("3.0"), "code = 'x = 1'\nexec code\n", ["python2:exec"]),
+    ("py2-except", PY.format("3.0"),
+     "try:\n    int('x')\nexcept ValueError, e:\n    print(e)\n", ["python2:except"]),
     ("py-time-clock", PY.format("3.8"), "import time\nstart = time.clock()\n", ["time.clock"]),
     ("py-cgi-escape", PY.format("3.8"), "import cgi\nsafe = cgi.escape('<a>')\n", ["cgi.escape"]),
     ("py-linux-distribution", PY.format("3.8"),
@@ -238,6 +242,9 @@ REVIEWED_RIGHT: dict[tuple[str, str], list[str]] = {
     **{("conala", f"conala-{i}"): ["str.decode"] for i in (
         "31771758-144", "10618586-422", "42548362-618", "30747705-939", "8901996-1494",
         "1885181-1554", "5555063-2205")},
+    # Python 2's print statement, on the Python 3.11 installed here.
+    ("stackeval", "310585c97258-1"): ["python2:print"],
+    ("stackeval", "310585c97258-2"): ["python2:print"],
     # React 17-era answers at React 19, React Router 7 and Vue 3, where these are gone:
     # `ReactDOM.render` (React 19), `Switch` and `useHistory` (React Router 6), and the
     # global `Vue.use` (Vue 3: `app.use`).

@@ -38,6 +38,10 @@ TEXTS: dict[str, Texts] = {
         "en": "`{name}` takes no keyword `{keyword}`.{close}",
         "ko": "`{name}`에는 `{keyword}` 키워드가 없습니다.{close}",
     },
+    "code_python2": {
+        "en": "This is Python 2 code ({detail}): it does not run on {where}, installed here.",
+        "ko": "Python 2 코드입니다({detail}). 여기 설치된 {where}에서는 실행되지 않습니다.",
+    },
     "code_says": {
         "en": " The installed library says: {text}",
         "ko": " 설치된 라이브러리의 설명: {text}",

@@ -121,6 +121,8 @@ def check_answer_code(
 
 def _close(finding: Finding, api: ApiIndex) -> tuple[str, ...]:
     """The names nearest to the missing one (or keyword) that do exist."""
+    if finding.kind == "syntax":
+        return ()
     if finding.kind == "keyword":
         names = sorted(api.keywords(api.get(finding.api)) or ())
         wanted = finding.keyword

@@ -40,20 +40,46 @@ class CodeReport:
     apis: tuple[str, ...] = ()
 
 
-def parse(code: str) -> ast.Module | None:
+# The syntax errors that say the code is Python 2 (CPython words them so): certain, where
+# any other error may be a fragment, a console session, output or another language.
+PYTHON_2 = {
+    "Missing parentheses in call to 'print'": "print",
+    "Missing parentheses in call to 'exec'": "exec",
+    "multiple exception types must be parenthesized": "except",
+}
+
+
+def parse(code: str) -> ast.Module | SyntaxError | None:
+    """The block's syntax tree, or the `SyntaxError` it raises (None: it cannot be read)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # invalid escapes in old answers
         try:
             return ast.parse(code)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        except SyntaxError as error:
+            return error
+        except (ValueError, RecursionError, MemoryError):
             return None
 
 
+def python_2(error: SyntaxError, api: ApiIndex) -> Finding | None:
+    """A finding for code that is Python 2 by its syntax error's own words, else None."""
+    message = str(error.msg or "")
+    for words, what in PYTHON_2.items():
+        if message.startswith(words):
+            where = f"Python {api.python_version}" if api.python_version else ""
+            installed = f" on {where}, installed here" if where else " on Python 3"
+            text = f"this is Python 2 code ({message}); it does not run{installed}"
+            return Finding(f"python2:{what}", error.lineno or 1, text, "syntax", "", "", where)
+    return None
+
+
 def check_python(code: str, api: ApiIndex) -> CodeReport:
-    """The findings of one code block (none when it does not parse)."""
+    """The findings of one code block: a block that does not parse is judged only when
+    its error says it is Python 2."""
     tree = parse(code)
-    if tree is None:
-        return CodeReport((), 0, False)
+    if not isinstance(tree, ast.Module):
+        found = python_2(tree, api) if isinstance(tree, SyntaxError) else None
+        return CodeReport((found,), 1, True) if found else CodeReport((), 0, False)
     findings: dict[tuple[str, int], Finding] = {}
     checked = 0
     apis: dict[str, None] = {}

@@ -178,3 +178,12 @@ async def test_the_final_code_s_apis_are_cited_to_their_installed_pages(
     result = await Assistant(deps).ask("How do I measure elapsed time in Python?")
     assert result.answer.startswith("Use `time.perf_counter()` [1]:")
     assert [s["reference"] for s in result.sources] == ["python:time.perf_counter@3.11"]
+
+
+def test_the_note_on_python_2_code() -> None:
+    message = "this is Python 2 code (Missing parentheses in call to 'print'. Did you mean print(...)?); it does not run on Python 3.11, installed here"  # noqa: E501
+    finding = Finding("python2:print", 1, message, "syntax", "", "", "Python 3.11")
+    assert code_note(BlockFinding(1, finding), "en") == (
+        "This is Python 2 code (Missing parentheses in call to 'print'. Did you mean "
+        "print(...)?): it does not run on Python 3.11, installed here."
+    )

@@ -97,7 +97,7 @@ def test_what_cannot_be_known_is_never_flagged(api: ApiIndex) -> None:
 
 
 def test_code_that_does_not_parse_is_not_judged(api: ApiIndex) -> None:
-    report = check_python("print 'hello'\nshop.checkout(\n", api)
+    report = check_python("import shop\nshop.checkout(\n", api)
     assert not report.parsed and report.findings == ()
 
 
@@ -128,3 +128,34 @@ def test_the_standard_library_at_the_environment_s_version(api: ApiIndex) -> Non
 def test_a_package_s_test_suite_is_not_read(api: ApiIndex) -> None:
     shop = api.module("shop")
     assert shop is not None and "models" in shop.members and "tests" not in shop.members
+
+
+@pytest.mark.parametrize(
+    ("code", "name", "line"),
+    [
+        ("import sys\nprint 'hello', sys.argv\n", "python2:print", 2),
+        ("exec 'x = 1'\n", "python2:exec", 1),
+        ("try:\n    pass\nexcept ValueError, e:\n    pass\n", "python2:except", 3),
+    ],
+)
+def test_python_2_code_is_a_finding(api: ApiIndex, code: str, name: str, line: int) -> None:
+    report = check_python(code, api)
+    assert report.parsed and [(f.name, f.line, f.kind) for f in report.findings] == [
+        (name, line, "syntax")
+    ]
+    assert "does not run on Python 3.11, installed here" in report.findings[0].message
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "pip install requests\n",  # a shell command
+        ">>> import os\n>>> os.getcwd()\n'/home'\n",  # a console session
+        "    return x\n",  # a fragment
+        "def f():\n    ....\n",  # a placeholder
+        "0    one  two\n1    three  four\n",  # output
+    ],
+)
+def test_other_syntax_errors_are_not_judged(api: ApiIndex, code: str) -> None:
+    report = check_python(code, api)
+    assert not report.parsed and report.findings == ()

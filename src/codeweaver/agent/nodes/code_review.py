@@ -72,6 +72,10 @@ def code_note(item: BlockFinding, language: str) -> str:
     close = say("code_close", language, names=names) if names else ""
     if item.says:
         close += say("code_says", language, text=item.says[0])
+    if finding.kind == "syntax":
+        detail = finding.message.partition("(")[2].rpartition(")")[0]
+        where = finding.where or "Python 3"
+        return say("code_python2", language, detail=detail, where=where)
     if finding.kind == "keyword":
         target = finding.name.partition("(")[0]
         return say("code_keyword", language, name=target, keyword=finding.keyword, close=close)
