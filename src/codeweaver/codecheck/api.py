@@ -18,6 +18,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from codeweaver.codecheck.classes import Lineages
+
 logger = logging.getLogger(__name__)
 
 
@@ -62,6 +64,9 @@ class ApiIndex:
     ) -> None:
         import griffe
 
+        # griffe logs what it cannot resolve in the stubs it reads (typeshed's
+        # `typing_extensions`): the check's own business, not the user's.
+        logging.getLogger("griffe").setLevel(logging.CRITICAL)
         self.search_paths = [Path(p) for p in search_paths]
         self.python_version = python_version
         self._stubs = stubs if stubs is not None else typeshed_stdlib()
@@ -71,6 +76,7 @@ class ApiIndex:
         self._loader.finder = _finder_without_tests(self.search_paths)
         self._lock = threading.Lock()
         self._modules: dict[str, Any] = {}
+        self._lineages = Lineages(self.get)
         self._versions: dict[str, str] | None = None
 
     # ---------------------------------------------------------------- loading
@@ -129,8 +135,22 @@ class ApiIndex:
                 return None
             if self.member(obj, name, call=False) is not Verdict.FOUND:
                 return None
-            obj = final_target(_child(obj, name))
+            obj = final_target(self._child(obj, name))
         return obj
+
+    def lineage(self, cls: Any) -> list[Any | None]:
+        """`cls` and its bases (None: a base that cannot be resolved); see `classes`."""
+        return self._lineages.of(cls)
+
+    def _child(self, obj: Any, name: str) -> Any | None:
+        owners = [c for c in self.lineage(obj) if c is not None] if obj.is_class else [obj]
+        for owner in owners:
+            if name in owner.members:
+                return owner.members[name]
+            found = module_overloads(owner).get(name)
+            if found:
+                return found[0]
+        return None
 
     def member_names(self, path: str) -> list[str]:
         """The public names of the module or class at `path` (sorted; [] when unknown)."""
@@ -138,8 +158,10 @@ class ApiIndex:
         try:
             if obj is None or not (obj.is_module or obj.is_class):
                 return []
-            members = obj.all_members if obj.is_class else obj.members
-            names = {*members, *module_overloads(obj)}
+            owners = [c for c in self.lineage(obj) if c is not None] if obj.is_class else [obj]
+            names = {
+                name for owner in owners for name in (*owner.members, *module_overloads(owner))
+            }
         except Exception:
             return []
         return sorted(name for name in names if not name.startswith("_"))
@@ -203,17 +225,18 @@ class ApiIndex:
         return found
 
     def _class_member(self, cls: Any, name: str, *, call: bool) -> Verdict:
-        members = cls.all_members  # raises when a base cannot be resolved
-        if name in members or any(module_overloads(c).get(name) for c in _lineage(cls)):
+        lineage = self.lineage(cls)
+        known = [c for c in lineage if c is not None]
+        if any(name in c.members or module_overloads(c).get(name) for c in known):
             return Verdict.FOUND
-        for base in _lineage(cls):
-            if base is None or _class_is_dynamic(base):
+        if len(known) < len(lineage):
+            return Verdict.UNKNOWN  # a base the index cannot read may have it
+        for base in known:
+            if _class_is_dynamic(base):
                 return Verdict.UNKNOWN
             getattr_ = "__getattr__" in base.members or "__getattribute__" in base.members
             if getattr_ and not (call and base.path in DATA_GETATTR):
                 return Verdict.UNKNOWN
-        if _class_is_dynamic(cls) or not _bases_known(cls):
-            return Verdict.UNKNOWN
         return Verdict.MISSING
 
     def _function_member(self, function: Any, name: str) -> Verdict:
@@ -245,11 +268,12 @@ class ApiIndex:
     def _constructor_keywords(self, cls: Any) -> frozenset[str] | None:
         """What `cls(...)` accepts: its `__init__`'s and `__new__`'s keywords (those
         `object` defines take none)."""
-        if _class_is_dynamic(cls) or not _bases_known(cls):
+        lineage = self.lineage(cls)
+        if _class_is_dynamic(cls) or None in lineage:
             return None
         names: set[str] = set()
         for special in ("__init__", "__new__"):
-            for owner in _lineage(cls):
+            for owner in lineage:
                 if owner is None or str(owner.path) == "builtins.object":
                     break
                 overloads = module_overloads(owner).get(special)
@@ -305,18 +329,6 @@ def _parameters(signatures: Sequence[Any]) -> frozenset[str] | None:
             if kind in ("positional or keyword", "keyword-only"):
                 names.add(parameter.name)
     return frozenset(names)
-
-
-def _lineage(cls: Any) -> list[Any]:
-    """`cls` and its bases in method resolution order (aliases followed)."""
-    return [cls, *(final_target(base) for base in cls.mro())]
-
-
-def _child(obj: Any, name: str) -> Any | None:
-    if name in obj.all_members if obj.is_class else name in obj.members:
-        return obj.all_members[name] if obj.is_class else obj.members[name]
-    found = module_overloads(obj).get(name)
-    return found[0] if found else None
 
 
 # A package's test suites are no API: pandas ships 1,112 test modules of its 1,411, NumPy
@@ -379,21 +391,12 @@ def _module_is_dynamic(module: Any) -> bool:
 
 
 def _class_is_dynamic(cls: Any) -> bool:
-    """A class that gains members at run time: a metaclass, or a decorator such as
-    `dataclass` (fields are kept, but the generated methods are not read)."""
+    """A class that gains members at run time: a metaclass (but `ABCMeta`, which adds
+    none a program calls), or a decorator such as `dataclass` (fields are kept, but the
+    generated methods are not read)."""
     for decorator in getattr(cls, "decorators", None) or ():
         if _DYNAMIC_CLASS_DECORATORS.search(str(decorator.value)):
             return True
     keywords = getattr(cls, "keywords", None) or {}
-    return "metaclass" in keywords
-
-
-def _bases_known(cls: Any) -> bool:
-    """Every base (and theirs) resolves to a class griffe read."""
-    try:
-        for base in cls.mro():
-            if final_target(base) is None:
-                return False
-    except Exception:
-        return False
-    return True
+    metaclass = keywords.get("metaclass")
+    return metaclass is not None and str(metaclass).rpartition(".")[2] != "ABCMeta"

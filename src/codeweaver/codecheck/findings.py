@@ -10,6 +10,7 @@ import warnings
 from dataclasses import dataclass
 
 from codeweaver.codecheck.api import ApiIndex, Verdict
+from codeweaver.codecheck.returns import call_returns
 from codeweaver.codecheck.uses import Use, collect_uses
 
 
@@ -78,12 +79,16 @@ def check_python(code: str, api: ApiIndex) -> CodeReport:
     its error says it is Python 2."""
     tree = parse(code)
     if not isinstance(tree, ast.Module):
-        found = python_2(tree, api) if isinstance(tree, SyntaxError) else None
-        return CodeReport((found,), 1, True) if found else CodeReport((), 0, False)
+        old = python_2(tree, api) if isinstance(tree, SyntaxError) else None
+        return CodeReport((old,), 1, True) if old else CodeReport((), 0, False)
     findings: dict[tuple[str, int], Finding] = {}
     checked = 0
     apis: dict[str, None] = {}
-    for use in collect_uses(tree, api.is_class):
+
+    def returns(path: str, call: ast.Call, receiver: str | None) -> str | None:
+        return call_returns(api, path, call, receiver)
+
+    for use in collect_uses(tree, api.is_class, returns):
         found, judged = _judge(use, api)
         checked += judged
         for finding in found:

@@ -3,8 +3,9 @@ keyword arguments, read with `ast` (never run).
 
 Names are followed through imports and aliases (`import pandas as pd`), simple assignments
 (`df = pd.DataFrame(...)` makes `df` an instance of `pd.DataFrame`; `f = pd.read_csv`
-makes `f` that function) and the builtins. Anything else (a parameter, a loop variable, a
-name assigned twice in different ways, a return value) is unknown, and its attributes are
+makes `f` that function), what a call returns when its annotation names one class
+(`df = pd.read_csv(...)`; `returns`) and the builtins. Anything else (a parameter, a loop
+variable, a name assigned twice in different ways) is unknown, and its attributes are
 never reported: the check only judges what it can follow.
 """
 
@@ -23,6 +24,11 @@ LITERALS: dict[type[ast.expr], str] = {
     ast.ListComp: "builtins.list", ast.Set: "builtins.set", ast.SetComp: "builtins.set",
     ast.JoinedStr: "builtins.str",
 }  # fmt: skip
+
+
+# What a call of the API at a path returns (a class path), given the call and the class it
+# is called on; None when unknown.
+Returns = Callable[[str, ast.Call, str | None], str | None]
 
 
 @dataclass(frozen=True)
@@ -59,8 +65,9 @@ class _Scope:
 class UseCollector(ast.NodeVisitor):
     """Collects `Use`s in source order; see the module docstring for what it follows."""
 
-    def __init__(self, is_class: Callable[[str], bool]) -> None:
+    def __init__(self, is_class: Callable[[str], bool], returns: Returns | None = None) -> None:
         self.is_class = is_class
+        self.returns = returns
         self.uses: list[Use] = []
         self.scopes: list[_Scope] = [_Scope()]
         self._assigned: set[str] = set()
@@ -258,6 +265,7 @@ class UseCollector(ast.NodeVisitor):
         keywords = tuple(k.arg for k in node.keywords if k.arg is not None)
         spread = any(k.arg is None for k in node.keywords)
         target: Ref | None
+        callee, receiver = "", None  # the function called, the class it is called on
         if isinstance(func, ast.Attribute):
             owner = self.expr(func.value)
             target = None
@@ -265,21 +273,32 @@ class UseCollector(ast.NodeVisitor):
                 use = Use(owner, func.attr, func.lineno, True, () if spread else keywords)
                 self.uses.append(use)
                 target = None if owner.instance else Ref(f"{owner.path}.{func.attr}")
+                callee = f"{owner.path}.{func.attr}"
+                receiver = owner.path if owner.instance or self.is_class(owner.path) else None
         else:
             target = self.expr(func)
             if target is not None and isinstance(func, ast.Name):
                 use = Use(target, "", func.lineno, True, () if spread else keywords)
                 self.uses.append(use)
+            if target is not None and not target.instance:
+                callee = target.path
         for argument in (*node.args, *(k.value for k in node.keywords)):
             self.expr(argument)
         if target is not None and not target.instance and self.is_class(target.path):
             return Ref(target.path, instance=True)
+        if callee and self.returns is not None:
+            returned = self.returns(callee, node, receiver)
+            if returned:
+                return Ref(returned, instance=True)
         return None
 
 
-def collect_uses(tree: ast.Module, is_class: Callable[[str], bool]) -> list[Use]:
+def collect_uses(
+    tree: ast.Module, is_class: Callable[[str], bool], returns: Returns | None = None
+) -> list[Use]:
     """The uses of `tree`, in source order. `is_class(path)`: whether calling the API at
-    `path` makes an instance of it (so `df = pd.DataFrame()` types `df`)."""
-    collector = UseCollector(is_class)
+    `path` makes an instance of it (so `df = pd.DataFrame()` types `df`); `returns`: what
+    a call returns, when known."""
+    collector = UseCollector(is_class, returns)
     collector.visit(tree)
     return collector.uses
