@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from codeweaver.codecheck import ApiIndex, check_python
+from tests.unit.codecheck.files import write_tree
 
 PACKAGE = {
     "shop/__init__.py": "from shop.models import Cart\nfrom shop.util import *\n",
@@ -39,10 +40,7 @@ PACKAGE = {
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> ApiIndex:
-    site = tmp_path_factory.mktemp("site")
-    for name, text in PACKAGE.items():
-        (site / name).parent.mkdir(parents=True, exist_ok=True)
-        (site / name).write_text(text, encoding="utf-8")
+    site = write_tree(tmp_path_factory.mktemp("site"), PACKAGE)
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     return ApiIndex([site, stdlib], python_version="3.11")
 

@@ -13,6 +13,7 @@ import pytest
 from codeweaver.codecheck import ApiIndex
 from codeweaver.codecheck.answers import check_answer_code
 from codeweaver.codecheck.hints import class_mentions, removal_message
+from tests.unit.codecheck.files import write_tree
 
 PACKAGE = {
     "tables/__init__.py": (
@@ -38,11 +39,7 @@ PACKAGE = {
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> ApiIndex:
-    site = tmp_path_factory.mktemp("site")
-    for name, text in PACKAGE.items():
-        path = site / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    site = write_tree(tmp_path_factory.mktemp("site"), PACKAGE)
     return ApiIndex([site], python_version="3.11")
 
 

@@ -4,12 +4,12 @@ from the `exports` map and Node's built-ins; anything not fully read is incomple
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from codeweaver.codecheck import NpmApi
+from tests.unit.codecheck.files import write_tree
 
 FILES: dict[str, str] = {
     # An ES module: declarations, a clause, a re-export, `export *` of a file and a package.
@@ -83,13 +83,7 @@ FILES: dict[str, str] = {
 
 @pytest.fixture(scope="module")
 def node_modules(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("project") / "node_modules"
-    for name, content in FILES.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(content) if isinstance(content, dict) else content
-        path.write_text(text, encoding="utf-8")
-    return root
+    return write_tree(tmp_path_factory.mktemp("project") / "node_modules", FILES)
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from codeweaver.codecheck import ApiIndex, check_python
+from tests.unit.codecheck.files import write_tree
 
 PACKAGE = {
     "depot/__init__.py": "from depot.core import Crate, Lazy, find, load, open_crate, pick\n",
@@ -34,11 +35,7 @@ PACKAGE = {
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> ApiIndex:
-    site = tmp_path_factory.mktemp("site")
-    for name, text in PACKAGE.items():
-        path = site / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    site = write_tree(tmp_path_factory.mktemp("site"), PACKAGE)
     stdlib = Path(sysconfig.get_paths()["stdlib"])
     return ApiIndex([site, stdlib], python_version="3.11")
 
