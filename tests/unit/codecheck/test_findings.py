@@ -4,13 +4,10 @@ classes, `**kwargs`, instance attributes, packages not installed) never is."""
 
 from __future__ import annotations
 
-import sysconfig
-from pathlib import Path
-
 import pytest
 
 from codeweaver.codecheck import ApiIndex, check_python
-from tests.unit.codecheck.files import write_tree
+from tests.unit.codecheck.files import flags, package_api
 
 PACKAGE = {
     "shop/__init__.py": "from shop.models import Cart\nfrom shop.util import *\n",
@@ -40,13 +37,7 @@ PACKAGE = {
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> ApiIndex:
-    site = write_tree(tmp_path_factory.mktemp("site"), PACKAGE)
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    return ApiIndex([site, stdlib], python_version="3.11")
-
-
-def flags(code: str, api: ApiIndex) -> set[str]:
-    return {finding.name for finding in check_python(code, api).findings}
+    return package_api(tmp_path_factory.mktemp("site"), PACKAGE)
 
 
 def test_a_missing_module_member_is_flagged_with_the_installed_version(api: ApiIndex) -> None:

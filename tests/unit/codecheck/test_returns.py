@@ -4,13 +4,10 @@ match; anything else leaves the name unknown (never flagged)."""
 
 from __future__ import annotations
 
-import sysconfig
-from pathlib import Path
-
 import pytest
 
-from codeweaver.codecheck import ApiIndex, check_python
-from tests.unit.codecheck.files import write_tree
+from codeweaver.codecheck import ApiIndex
+from tests.unit.codecheck.files import flags, package_api
 
 PACKAGE = {
     "depot/__init__.py": "from depot.core import Crate, Lazy, find, load, open_crate, pick\n",
@@ -35,13 +32,7 @@ PACKAGE = {
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory) -> ApiIndex:
-    site = write_tree(tmp_path_factory.mktemp("site"), PACKAGE)
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
-    return ApiIndex([site, stdlib], python_version="3.11")
-
-
-def flags(code: str, api: ApiIndex) -> set[str]:
-    return {finding.name for finding in check_python(code, api).findings}
+    return package_api(tmp_path_factory.mktemp("site"), PACKAGE)
 
 
 @pytest.mark.parametrize(
