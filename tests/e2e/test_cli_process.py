@@ -34,10 +34,7 @@ def test_piped_answer_is_plain_text(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     # No source is enabled: the plain answer opens by saying so, then the model's text.
     first, _, rest = done.stdout.partition("\n\n")
-    assert (
-        first
-        == "_No relevant source was found: this answer comes from the model's general knowledge._"
-    )
+    assert first == "_No source was found: this answer comes from the model's general knowledge._"
     assert rest.startswith("Scripted answer to: How do I parse JSON in Python?")
     assert "\x1b[" not in done.stdout  # no terminal escapes when piped
 

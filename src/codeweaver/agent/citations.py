@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from functools import partial
 
 from codeweaver.agent.state import SearchResult
+from codeweaver.agent.user_text import say
 from codeweaver.words import tokens
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
@@ -180,3 +181,52 @@ def tidy_answer(answer: str, sources: list[SearchResult]) -> str:
     """The answer with only true, inline citations and no self-made source list."""
     cleaned = drop_unknown_citations(strip_source_list(answer.strip()), len(sources))
     return attribute_citations(cleaned, sources).strip()
+
+
+def cited_first(
+    answer: str, sources: Sequence[SearchResult]
+) -> tuple[str, list[SearchResult], int]:
+    """The sources with the cited ones first, in order of first citation, the answer's
+    markers renumbered to match, and how many are cited.
+
+    Idempotent: an answer already in this order comes back unchanged. Markers in code
+    and markers naming no source stay as written.
+    """
+    order: list[int] = []
+    for n in cited_numbers(answer):
+        if 1 <= n <= len(sources) and n not in order:
+            order.append(n)
+    rest = [n for n in range(1, len(sources) + 1) if n not in order]
+    new = {old: position for position, old in enumerate([*order, *rest], 1)}
+
+    def renumber(prose: str) -> str:
+        def one(match: re.Match[str]) -> str:
+            n = int(match.group(1))
+            return f"[{new[n]}]" if n in new else match.group(0)
+
+        return CITATION.sub(one, prose)
+
+    if all(old == position for old, position in new.items()):
+        return answer, list(sources), len(order)
+    reordered = [sources[n - 1] for n in [*order, *rest]]
+    return outside_code(answer, renumber), reordered, len(order)
+
+
+def with_source_notice(
+    answer: str, sources: int, found: Sequence[SearchResult], language: str
+) -> str:
+    """`answer`, led by a notice when it cites none of its `sources` (the results it was
+    written from), saying what the search did find: nothing, only results that are not
+    relevant, or relevant ones the answer does not cite."""
+    if any(1 <= n <= sources for n in cited_numbers(answer)):
+        return answer
+    distinct = len({r.get("reference") or r.get("url") or r.get("title") for r in found})
+    if sources:
+        notice = say("none_cited_note", language, count=sources)
+    elif distinct:
+        notice = say("no_relevant_note", language, count=distinct)
+    else:
+        notice = say("no_source_note", language)
+    if answer.startswith(notice):
+        return answer
+    return f"{notice}\n\n{answer}"

@@ -48,7 +48,9 @@ class Deps:
         for name in row.sources if row else ():
             source = self.sources.get(name)
             if source is None:
-                reasons.append(f"{name}: not configured")
+                # Left out on purpose (CODEWEAVER_SOURCES) is not the same as missing.
+                why = "disabled" if not self.settings.source_enabled(name) else "not configured"
+                reasons.append(f"{name}: {why}")
                 continue
             status = source.status()
             if status.usable:

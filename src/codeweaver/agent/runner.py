@@ -20,6 +20,7 @@ from typing import Any
 from langchain_core.messages import AIMessageChunk, HumanMessage, RemoveMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
+from codeweaver.agent.citations import cited_first
 from codeweaver.agent.deps import Deps
 from codeweaver.agent.graph import SUBGRAPH_NODES, build_graph
 from codeweaver.agent.input_check import validate_mode, validate_question
@@ -144,11 +145,13 @@ class Assistant:
             if not finished:  # cancelled, closed or failed before the answer was stored
                 await self._drop_unanswered(graph, config, chosen)
         pipeline = chosen == "pipeline"  # the librarian neither plans nor caches
+        # Cited sources first, so every door can list them and collapse the rest.
+        answer, sources, _ = cited_first(final.get("answer", ""), final.get("sources", []))
         result = RunResult(
             thread_id=thread,
             question=question,
-            answer=final.get("answer", ""),
-            sources=final.get("sources", []),
+            answer=answer,
+            sources=sources,
             steps=[s for s in final.get("intermediate_steps", []) if not is_reset(s)],
             plan_case=final.get("plan_case") if pipeline else None,
             question_type=final.get("question_type") if pipeline else None,

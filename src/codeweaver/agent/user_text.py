@@ -19,11 +19,23 @@ TEXTS: dict[str, Texts] = {
         "ko": "안녕하세요! CodeWeaver입니다. 프로그래밍 질문을 주시면 자료를 찾아 출처와 "
         "함께 답해 드릴게요.",
     },
-    # Put before a pipeline answer written with no source: nothing backs it.
+    # Put before an answer that cites nothing, by what the search found: nothing backs
+    # it. One wording for every mode and language.
     "no_source_note": {
-        "en": "_No relevant source was found: this answer comes from the model's general "
-        "knowledge._",
-        "ko": "_관련 자료를 찾지 못해 모델의 일반 지식으로 답했습니다._",
+        "en": "_No source was found: this answer comes from the model's general knowledge._",
+        "ko": "_자료를 찾지 못해 모델의 일반 지식으로 답했습니다._",
+    },
+    "no_relevant_note": {
+        "en": "_{count} results were found, none relevant to the question: this answer comes "
+        "from the model's general knowledge._",
+        "ko": "_자료 {count}건을 찾았지만 질문과 관련 있는 것이 없어 모델의 일반 지식으로 "
+        "답했습니다._",
+    },
+    "none_cited_note": {
+        "en": "_{count} relevant sources were found, but this answer cites none of them: it "
+        "comes from the model's general knowledge._",
+        "ko": "_관련 자료 {count}건을 찾았지만 답변이 그중 어느 것도 인용하지 않습니다. 모델의 "
+        "일반 지식으로 답했습니다._",
     },
     # A note under a code block that uses an API missing at the installed version.
     "code_missing": {
@@ -49,12 +61,6 @@ TEXTS: dict[str, Texts] = {
     "code_close": {
         "en": " Existing names: {names}.",
         "ko": " 있는 이름: {names}.",
-    },
-    # Put after a librarian answer whose tools found nothing.
-    "no_sources_found": {
-        "en": "> No sources were found for this question: this answer is from general "
-        "knowledge only.",
-        "ko": "> 이 질문에 대한 자료를 찾지 못했습니다: 이 답변은 일반 지식에만 근거합니다.",
     },
     "not_written": {
         "en": "I could not write an answer ({reason}).",
@@ -91,9 +97,111 @@ TEXTS: dict[str, Texts] = {
         "en": "> It may not fully answer the question.",
         "ko": "> 질문에 충분히 답하지 못했을 수 있습니다.",
     },
+    # The list of sources after an answer (Markdown doors).
+    "sources_heading": {"en": "Sources", "ko": "출처"},
+    "also_retrieved": {
+        "en": "Also retrieved, not cited: {names}",
+        "ko": "함께 찾았지만 인용하지 않은 자료: {names}",
+    },
+    # Progress: the steps of a run as people read them (see `presentation.progress`).
+    "progress_understanding": {"en": "Understanding the question", "ko": "질문을 파악하는 중"},
+    "progress_two_questions": {
+        "en": "Two questions: answering each in turn",
+        "ko": "질문이 두 개입니다: 차례로 답하는 중",
+    },
+    "progress_too_many": {
+        "en": "Three or more questions: asking you to choose",
+        "ko": "질문이 세 개 이상입니다: 고르실 수 있게 안내하는 중",
+    },
+    "progress_direct": {"en": "Replying (no search needed)", "ko": "검색 없이 답하는 중"},
+    "progress_cache_hit": {
+        "en": "Found a checked answer to the same question in the cache",
+        "ko": "같은 질문에 대한 검증된 답을 캐시에서 찾았습니다",
+    },
+    "progress_from_history": {
+        "en": "Answering from the conversation so far",
+        "ko": "지금까지의 대화를 바탕으로 답하는 중",
+    },
+    "progress_searching": {"en": "Searching {names}…", "ko": "{names} 검색 중…"},
+    "progress_searching_more": {"en": "Also searching {names}…", "ko": "{names}도 검색 중…"},
+    "progress_refining": {
+        "en": "Too little found: searching again with a refined query",
+        "ko": "찾은 것이 적어 검색어를 다듬어 다시 찾는 중",
+    },
+    "progress_found": {"en": "Found {count}: {parts}", "ko": "{count}건 찾음: {parts}"},
+    "progress_found_none": {"en": "Found nothing", "ko": "찾은 자료 없음"},
+    "progress_failed": {"en": " · {names} unreachable", "ko": " · {names} 연결 실패"},
+    "progress_not_ready": {
+        "en": " · {names} still being indexed",
+        "ko": " · {names} 색인 작성 중",
+    },
+    "progress_off": {"en": " · {count} sources off", "ko": " · 꺼진 자료원 {count}개"},
+    "progress_writing": {"en": "Writing the answer", "ko": "답변 작성 중"},
+    "progress_writing_from": {
+        "en": "Writing the answer from {kept} relevant results of {total}",
+        "ko": "결과 {total}건 중 관련 있는 {kept}건으로 답변 작성 중",
+    },
+    "progress_rewriting": {
+        "en": "Rewriting the answer: {why}",
+        "ko": "답변을 다시 쓰는 중: {why}",
+    },
+    "progress_rewriting_code": {
+        "en": "Rewriting the code without {names}, which the installed versions lack",
+        "ko": "설치된 버전에 없는 {names} 없이 코드를 다시 쓰는 중",
+    },
+    "progress_checked": {
+        "en": "Checked the citations: {supported} of {claims} supported",
+        "ko": "인용 확인: {claims}개 중 {supported}개 뒷받침됨",
+    },
+    "progress_checked_none": {
+        "en": "Checked the citations: none to check",
+        "ko": "인용 확인: 확인할 인용 없음",
+    },
+    "progress_citations_removed": {
+        "en": ", {count} unsupported removed",
+        "ko": ", 뒷받침되지 않는 {count}개 제거",
+    },
+    "progress_contradictions": {
+        "en": ", {count} contradict their source",
+        "ko": ", {count}개는 자료와 어긋남",
+    },
+    "progress_code_ok": {
+        "en": "Checked the code against the installed versions: {uses} API uses, none missing",
+        "ko": "설치된 버전으로 코드 확인: API 사용 {uses}곳, 없는 것 없음",
+    },
+    "progress_code_missing": {
+        "en": "Checked the code against the installed versions: {found} of {uses} API uses missing",
+        "ko": "설치된 버전으로 코드 확인: API 사용 {uses}곳 중 {found}곳이 없음",
+    },
+    "progress_waiting": {
+        "en": "Waiting for a free slot (place {position} in line)",
+        "ko": "빈자리를 기다리는 중 (대기 {position}번째)",
+    },
+}
+
+# What people call each source; a source missing here is shown by its name.
+SOURCE_LABELS: dict[str, Texts] = {
+    "stackoverflow": {"en": "Stack Overflow", "ko": "Stack Overflow"},
+    "github": {"en": "GitHub", "ko": "GitHub"},
+    "github_issues": {"en": "GitHub issues", "ko": "GitHub 이슈"},
+    "installed_docs": {"en": "installed docs", "ko": "설치된 문서"},
+    "tavily_docs": {"en": "official docs", "ko": "공식 문서"},
+    "python_docs": {"en": "Python docs", "ko": "Python 문서"},
+    "npm_docs": {"en": "npm package docs", "ko": "npm 패키지 문서"},
+    "web": {"en": "the web", "ko": "웹"},
+    "knowledge_base": {"en": "knowledge base", "ko": "지식 베이스"},
+    "local_code": {"en": "your code", "ko": "내 코드"},
 }
 
 LANGUAGES = ("en", "ko")
+
+
+def source_label(name: str, language: str = "en") -> str:
+    """What people call source `name` in `language`."""
+    labels = SOURCE_LABELS.get(name)
+    if labels is None:
+        return name.replace("_", " ")
+    return labels.get(language, labels["en"])
 
 
 def say(key: str, language: str, **fields: Any) -> str:

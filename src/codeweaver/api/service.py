@@ -1,9 +1,10 @@
 """The service layer shared by the HTTP API, the web page and the Gradio app.
 
 `ChatService.stream` turns one message of a session into events — `queue` while waiting
-for a slot, `think` / `act` / `observe` for the steps, `token` for the answer text, then
-`done` or `error` — and records the finished turn in the session index. Nothing here
-knows about HTTP.
+for a slot, `think` / `act` / `observe` for the steps, `progress` for the steps in words
+(a dozen lines at most), `token` for the draft's text, then `done` (the checked answer,
+its numbered sources and its progress lines) or `error` — and records the finished turn
+in the session index. Nothing here knows about HTTP.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from codeweaver.agent.input_check import InvalidQuestionError, validate_question
+from codeweaver.agent.language import detect_language
 from codeweaver.agent.runner import ANSWER_NODES, Assistant, RunResult
 from codeweaver.api.queue import RunLine, RunTicket
-from codeweaver.api.render import render_answer, safe_url
+from codeweaver.api.render import render_answer
 from codeweaver.memory.sessions import (
     DEFAULT_OWNER,
     SESSION_ID,
@@ -27,10 +29,12 @@ from codeweaver.memory.sessions import (
     ThreadStore,
     Turn,
 )
+from codeweaver.presentation.progress import Progress
+from codeweaver.presentation.sources import source_views
 
 logger = logging.getLogger(__name__)
 
-EventKind = Literal["queue", "think", "act", "observe", "token", "done", "error"]
+EventKind = Literal["queue", "think", "act", "observe", "progress", "token", "done", "error"]
 STEP_EVENTS = {"think": "think", "act": "act", "observe": "observe", "error": "observe"}
 # Exception text can hold SQL or file paths: clients get this, the log gets the rest.
 RUN_FAILED = "the answer failed because of an internal error; try again"
@@ -50,18 +54,12 @@ class ServiceEvent:
     data: dict[str, Any]
 
 
-def public_sources(sources: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Numbered sources as the API shows them: no snippets, only http(s) links."""
-    return [
-        {
-            "n": n,
-            "title": str(s.get("title", "")),
-            "url": safe_url(str(s.get("url", ""))),
-            "source": str(s.get("source", "")),
-            "attribution": str(s.get("attribution") or ""),
-        }
-        for n, s in enumerate(sources, 1)
-    ]
+def public_sources(
+    answer: str, sources: Sequence[Mapping[str, Any]], language: str = "en"
+) -> list[dict[str, Any]]:
+    """Numbered sources as every door shows them: cleaned fields, no snippets, only
+    http(s) links, each marked cited or not."""
+    return [view.to_dict() for view in source_views(answer, sources, language)]
 
 
 def new_session_id() -> str:
@@ -168,8 +166,14 @@ class ChatService:
     ) -> AsyncIterator[ServiceEvent]:
         result: RunResult | None = None
         answering = False
+        language = detect_language(question)
+        progress = Progress(language)
+        lines: list[dict[str, str]] = []
         async for run_event in self.assistant.stream(question, session, mode):
             if run_event.kind == "step" and run_event.step is not None:
+                for line in progress.feed(run_event.step):
+                    lines.append(line.to_dict())
+                    yield ServiceEvent("progress", line.to_dict())
                 node = str(run_event.step.get("node", "")).rsplit("/", 1)[-1]
                 if answering and node in ANSWER_NODES:
                     continue  # the answer's own closing step: `done` carries it
@@ -185,18 +189,21 @@ class ChatService:
                 result = run_event.result
         if result is None:
             raise RuntimeError("the run ended without an answer")
+        for line in progress.finish():
+            lines.append(line.to_dict())
+            yield ServiceEvent("progress", line.to_dict())
         turn = await self.store.index.record_turn(
             session,
             question,
             result.answer,
-            public_sources(result.sources),
+            public_sources(result.answer, result.sources, language),
             result.cache_keys,
             mode,
             owner,
         )
-        yield ServiceEvent("done", self._done(turn, result))
+        yield ServiceEvent("done", self._done(turn, result, lines))
 
-    def _done(self, turn: Turn, result: RunResult) -> dict[str, Any]:
+    def _done(self, turn: Turn, result: RunResult, lines: list[dict[str, str]]) -> dict[str, Any]:
         return {
             "session_id": turn.session_id,
             "turn": turn.turn,
@@ -206,6 +213,7 @@ class ChatService:
             "plan_case": result.plan_case,
             "question_type": result.question_type,
             "code_findings": list(result.code_findings),
+            "progress": lines,
             "steps": result.steps,
         }
 
@@ -230,7 +238,9 @@ class ChatService:
                     "role": "assistant",
                     "content": turn.answer,
                     "html": render_answer(turn.answer, len(turn.sources)),
-                    "sources": turn.sources,
+                    "sources": public_sources(
+                        turn.answer, turn.sources, detect_language(turn.question)
+                    ),
                     "turn": turn.turn,
                     "mode": turn.mode,
                 }

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from codeweaver.api.render import safe_url
+from codeweaver.presentation.clean import safe_url
 
 SNIPPET_CHARS = 600
 TITLE_CHARS = 200

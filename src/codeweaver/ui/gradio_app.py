@@ -16,8 +16,8 @@ from urllib.parse import quote
 from codeweaver.agent.input_check import InvalidQuestionError
 from codeweaver.api.auth import DEFAULT_USER, TokenTable
 from codeweaver.api.queue import QueueFullError
-from codeweaver.api.render import safe_url
 from codeweaver.api.service import ChatService, SessionNotFoundError, StoreUnavailableError
+from codeweaver.presentation.clean import safe_url
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

@@ -99,7 +99,7 @@ async def test_no_usable_source_still_reaches_an_answer(tmp_path: Path) -> None:
     result = await Assistant(deps).ask("Why does my loop raise IndexError?")
     assert result.sources == []
     # Nothing backs the answer, and it says so before the model's text.
-    note = "_No relevant source was found: this answer comes from the model's general knowledge._"
+    note = "_No source was found: this answer comes from the model's general knowledge._"
     assert result.answer == f"{note}\n\nWrap the call in try/except."
     assert "search_official_docs" in {s["node"] for s in result.steps}
 

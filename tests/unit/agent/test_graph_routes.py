@@ -122,11 +122,13 @@ async def test_two_questions_run_isolated_workers_and_combine(tmp_path: Path) ->
         "## 1. JWT가 뭐야?" in result.answer and "## 2. CORS 에러는 어떻게 해결해?" in result.answer
     )
     assert result.answer.index("## 1.") < result.answer.index("---") < result.answer.index("## 2.")
-    # Section 2's citation is renumbered past section 1's sources.
+    # Section 2's citation is renumbered past section 1's sources, then the cited
+    # sources come first: JWT's [1], CORS's [3] → [2], the two uncited after them.
     assert "JWT는 토큰입니다 [1]" in result.answer
-    assert "CORS 헤더를 설정하세요 [3]" in result.answer
+    assert "CORS 헤더를 설정하세요 [2]" in result.answer
     assert len(result.sources) == 4
-    assert result.sources[2]["url"] == cors_docs[0]["url"]
+    assert result.sources[0]["url"] == jwt_docs[0]["url"]
+    assert result.sources[1]["url"] == cors_docs[0]["url"]
     assert sorted(source.queries) == sorted(
         ["JWT가 뭐야?", "what is jwt", "CORS 에러는 어떻게 해결해?", "how to fix cors errors"]
     )
@@ -214,10 +216,11 @@ async def test_refines_once_when_results_are_weak(tmp_path: Path) -> None:
     evaluations = [s["message"] for s in result.steps if s["node"] == "evaluate_results"]
     assert evaluations[0].startswith("refine:")
     assert "already refined once" in evaluations[1]
-    # The only result scored too low to cite: no sources, so no citations either.
+    # The only result scored too low to cite: no sources, so no citations either, and
+    # the notice says a result was found but none was relevant.
     assert result.sources == []
     uncited = ANSWER.replace(" [1]", "").replace(" [2]", "")
-    assert result.answer == f"{say('no_source_note', 'en')}\n\n{uncited}"
+    assert result.answer == f"{say('no_relevant_note', 'en', count=1)}\n\n{uncited}"
 
 
 async def test_off_topic_results_get_a_more_specific_query_from_the_model(

@@ -89,7 +89,10 @@ def test_chat_answers_with_numbered_sources_and_keeps_the_session(
     body = first.json()
     assert body["answer"] == ANSWER
     assert [s["n"] for s in body["sources"]] == [1, 2]
-    assert set(body["sources"][0]) == {"n", "title", "url", "source", "attribution"}
+    fields = {"n", "title", "url", "source", "label", "attribution", "reference", "cited"}
+    assert set(body["sources"][0]) == fields
+    assert [(s["label"], s["cited"]) for s in body["sources"]] == [("installed docs", True)] * 2
+    assert body["progress"][0]["phase"] == "understand"
     assert body["turn"] == 1 and any(s["node"] == "generate_answer" for s in body["steps"])
     assert body["code_findings"] == []  # the field is always there
     assert 'href="#source-2"' in body["html"]

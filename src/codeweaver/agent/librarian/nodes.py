@@ -10,6 +10,7 @@ import asyncio
 import logging
 from typing import Any, Literal
 
+from codeweaver.agent.citations import with_source_notice
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.grounding import warning
 from codeweaver.agent.language import answer_language
@@ -20,7 +21,7 @@ from codeweaver.agent.nodes.answer import finish, write_answer
 from codeweaver.agent.nodes.check import grade
 from codeweaver.agent.nodes.code_review import review_code, settle_code
 from codeweaver.agent.prompts import librarian as librarian_prompts
-from codeweaver.agent.state import GroundingDetails, LibrarianState, Step, new_turn
+from codeweaver.agent.state import GroundingDetails, LibrarianState, Step, is_reset, new_turn
 from codeweaver.agent.user_text import say
 from codeweaver.agent.versions import dated_title, installed_versions, names_in
 from codeweaver.llm.structured import ainvoke_structured
@@ -211,7 +212,6 @@ async def librarian_check(state: LibrarianState, deps: Deps) -> dict[str, Any]:
     if state.get("answer_failed"):
         note = "not checked: generation failed"
     elif not sources:
-        answer = f"{answer}\n\n{say('no_sources_found', language)}"
         note = "not checked: no sources were found"
     elif not deps.settings.grounding_check:
         note = "not checked: grounding check off"
@@ -226,6 +226,9 @@ async def librarian_check(state: LibrarianState, deps: Deps) -> dict[str, Any]:
         note = "answer checked" if graded.report.passed else "answered with a warning"
         if not graded.report.passed:
             answer = f"{answer}\n\n{warning(graded.report, language)}"
+    if not state.get("answer_failed"):
+        found = [r for r in state.get("search_results") or [] if not is_reset(r)]
+        answer = with_source_notice(answer, len(sources), found, language)
     update = finish(state, "librarian_check", answer, sources, note)
     update["intermediate_steps"] = steps + update["intermediate_steps"]
     update["grounding"] = details

@@ -108,8 +108,6 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         }
     answer, _ = cite_copied_code(answer, sources)
     answer, used = cite_used_apis(answer, by_name, len(sources) + 1)
-    if not sources and not used:
-        answer = f"{say('no_source_note', language)}\n\n{answer}"
     note = f"draft {attempt} written with {len(sources)} sources"
     if by_name:
         note += f", citing {len(used)} of {len(by_name)} API pages its code uses"

@@ -20,12 +20,19 @@ from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 
+from codeweaver.agent.citations import with_source_notice
 from codeweaver.agent.deps import Deps, step
 from codeweaver.agent.grounding import GroundingReport, check_grounding, warning
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.nodes.code_review import review_code, settle_code
-from codeweaver.agent.state import BestDraft, GraphState, GroundingDetails, SearchResult, Step
-from codeweaver.agent.user_text import say
+from codeweaver.agent.state import (
+    BestDraft,
+    GraphState,
+    GroundingDetails,
+    SearchResult,
+    Step,
+    is_reset,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -168,11 +175,10 @@ async def _final(
     if code.rewrite is not None:
         return {"code_feedback": code.rewrite, "code_retry": True,
                 "intermediate_steps": code.steps}  # fmt: skip
-    had = len(sources)
     answer, sources = settle_code(code, sources, deps)
-    unsourced = f"{say('no_source_note', state.get('language', 'en'))}\n\n"
-    if not had and sources and answer.startswith(unsourced):
-        answer = answer.removeprefix(unsourced)  # a page is cited now: not "no source"
+    if not state.get("answer_failed"):
+        found = [r for r in state.get("search_results") or [] if not is_reset(r)]
+        answer = with_source_notice(answer, len(sources), found, state.get("language", "en"))
     if code.findings:
         # A missing API is noted, not fixed: the next ask may write better code.
         cache, note = False, f"{note}; not cached (its code uses what is not installed)"
