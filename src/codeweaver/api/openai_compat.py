@@ -3,8 +3,11 @@ chat UIs with an OpenAI base URL (Open WebUI, Continue, …) can ask CodeWeaver.
 
 The model picks the mode (`codeweaver`: the pipeline, `codeweaver-librarian`: the
 librarian). The question is the last user message; system messages and sampling options
-are ignored. Streams carry the steps as `delta.reasoning_content` and the answer as
-`delta.content`, the numbered sources last. Tokens, rate limit and Host/Origin checks are
+are ignored. Streams carry the steps in words as `delta.reasoning_content` while the
+answer is searched, written and checked, then the checked answer with its numbered
+sources as `delta.content`: a client cannot take back text it has shown, so the draft is
+never streamed, no reasoning follows the content, and the streamed content is exactly
+the reply a request without `stream` gets. Tokens, rate limit and Host/Origin checks are
 those of `/api/chat`; errors have OpenAI's shape (see `errors.py`).
 """
 
@@ -14,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from typing import Annotated, Any
 
@@ -37,7 +41,6 @@ from codeweaver.api.openai_schemas import (
     message_text,
     model_card,
     now,
-    sources_markdown,
     usage_chunk,
 )
 from codeweaver.api.queue import QueueFullError, RunTicket
@@ -50,6 +53,7 @@ from codeweaver.api.service import (
     new_session_id,
 )
 from codeweaver.memory.sessions import SESSION_ID
+from codeweaver.presentation.sources import answer_markdown
 
 logger = logging.getLogger(__name__)
 
@@ -157,23 +161,19 @@ async def _admit(
     return question, ticket, session_id
 
 
-def _step_text(event: ServiceEvent) -> str:
-    """One line of thinking for a step or a place in line."""
+def _reasoning(event: ServiceEvent) -> str:
+    """One line of reasoning for a progress line or a place in line; "" for the rest."""
     if event.kind == "queue":
-        return f"Waiting for a free slot (position {event.data.get('position')}).\n"
-    node = str(event.data.get("node", "")).rsplit("/", 1)[-1]
-    text = " ".join(str(event.data.get("text", "")).split())
-    mark = "⚠ " if event.data.get("error") else ""
-    return f"- {mark}{node}: {text}\n" if node else f"- {mark}{text}\n"
-
-
-def _missing_answer(streamed: str, answer: str) -> str:
-    """What the client has not seen of the recorded answer: all of it after a cache hit
-    (no tokens), the rest when the tokens were its start, else nothing (the draft the
-    client saw stands; the recorded answer is in the session's history)."""
-    if answer.startswith(streamed):
-        return answer[len(streamed) :]
+        return f"Waiting for a free slot (place {event.data.get('position')} in line).\n"
+    if event.kind == "progress":
+        return f"{event.data.get('text', '')}\n"
     return ""
+
+
+def _pieces(text: str) -> list[str]:
+    """`text` in paragraph-sized pieces that concatenate back to it exactly."""
+    pieces = [part for part in re.split(r"(?<=\n\n)", text) if part]
+    return pieces or [text]
 
 
 async def _chunks(
@@ -186,26 +186,19 @@ async def _chunks(
         return {"data": json.dumps(json_safe(payload), ensure_ascii=False, default=str)}
 
     yield data(chunk(ident, created, model, {"role": "assistant", "content": ""}))
-    streamed: list[str] = []
     # Closed with this generator, so a client that leaves cancels the run.
     async with contextlib.aclosing(events) as run:
         async for event in run:
-            if event.kind == "token":
-                streamed.append(str(event.data.get("text", "")))
-                yield data(chunk(ident, created, model, {"content": streamed[-1]}))
-            elif event.kind == "error":
+            if event.kind == "error":
                 message = str(event.data.get("message", "the answer failed"))
                 yield data(error_event(message, retryable=bool(event.data.get("retryable"))))
                 return
-            elif event.kind == "done":
-                rest = _missing_answer("".join(streamed), str(event.data.get("answer", "")))
-                rest += sources_markdown(event.data.get("sources") or [])
-                if rest:
-                    yield data(chunk(ident, created, model, {"content": rest}))
+            if event.kind == "done":
+                for piece in _pieces(answer_markdown(event.data)):
+                    yield data(chunk(ident, created, model, {"content": piece}))
                 break
-            else:
-                delta = {"reasoning_content": _step_text(event)}
-                yield data(chunk(ident, created, model, delta))
+            if line := _reasoning(event):
+                yield data(chunk(ident, created, model, {"reasoning_content": line}))
     yield data(chunk(ident, created, model, {}, finish_reason="stop"))
     if body.stream_options is not None and body.stream_options.include_usage:
         yield data(usage_chunk(ident, created, model))
@@ -218,8 +211,7 @@ async def _answer(events: AsyncGenerator[ServiceEvent, None]) -> str:
     async with contextlib.aclosing(events) as run:
         async for event in run:
             if event.kind == "done":
-                sources = sources_markdown(event.data.get("sources") or [])
-                return str(event.data.get("answer", "")) + sources
+                return answer_markdown(event.data)
             if event.kind == "error":
                 message = str(event.data.get("message", "the answer failed"))
                 if event.data.get("retryable"):

@@ -7,10 +7,9 @@ added except `delta.reasoning_content`, which chat UIs show as the model's think
 
 from __future__ import annotations
 
-import re
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -193,29 +192,3 @@ def error_event(message: str, *, retryable: bool) -> dict[str, Any]:
     """What an OpenAI stream sends when it fails after it started."""
     kind = "server_error" if retryable else "invalid_request_error"
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
-
-
-def _label(text: str) -> str:
-    """Link text that cannot close the link early."""
-    return re.sub(r"([\[\]\\])", r"\\\1", " ".join(text.split())) or "source"
-
-
-def _target(url: str) -> str:
-    return url.strip().replace(" ", "%20").replace("(", "%28").replace(")", "%29")
-
-
-def sources_markdown(sources: Sequence[Mapping[str, Any]]) -> str:
-    """The numbered sources after an answer: `- [1] [title](url) — source, licence`."""
-    if not sources:
-        return ""
-    lines = []
-    for source in sources:
-        title, url = _label(str(source.get("title", ""))), str(source.get("url", ""))
-        link = f"[{title}]({_target(url)})" if url else title
-        about = ", ".join(
-            text
-            for key in ("source", "attribution")
-            if (text := " ".join(str(source.get(key) or "").split()))
-        )
-        lines.append(f"- [{source.get('n')}] {link}" + (f" — {about}" if about else ""))
-    return "\n\n**Sources**\n\n" + "\n".join(lines)

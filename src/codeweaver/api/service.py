@@ -201,10 +201,13 @@ class ChatService:
             mode,
             owner,
         )
-        yield ServiceEvent("done", self._done(turn, result, lines))
+        yield ServiceEvent("done", self._done(turn, result, lines, language))
 
-    def _done(self, turn: Turn, result: RunResult, lines: list[dict[str, str]]) -> dict[str, Any]:
+    def _done(
+        self, turn: Turn, result: RunResult, lines: list[dict[str, str]], language: str
+    ) -> dict[str, Any]:
         return {
+            "language": language,
             "session_id": turn.session_id,
             "turn": turn.turn,
             "answer": turn.answer,

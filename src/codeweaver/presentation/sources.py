@@ -37,6 +37,20 @@ class SourceView:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, item: Mapping[str, Any]) -> SourceView:
+        """A view back from `to_dict` (a recorded turn, a `done` event)."""
+        return cls(
+            n=int(item.get("n") or 0),
+            title=one_line(item.get("title") or "", TITLE_CHARS) or "(untitled)",
+            url=safe_url(item.get("url") or ""),
+            source=one_line(item.get("source") or "", 60),
+            label=one_line(item.get("label") or item.get("source") or "", 60),
+            attribution=one_line(item.get("attribution") or "", 300),
+            reference=one_line(item.get("reference") or "", 300),
+            cited=bool(item.get("cited", True)),
+        )
+
 
 def source_views(
     answer: str, sources: Sequence[Mapping[str, Any]], language: str = "en"
@@ -89,6 +103,14 @@ def sources_markdown(views: Sequence[SourceView], language: str = "en") -> str:
         names = "; ".join(f"[{v.n}] {markdown_text(v.title)}" for v in others)
         lines.append(f"- {say('also_retrieved', language, names=names)}")
     return f"\n\n**{say('sources_heading', language)}**\n\n" + "\n".join(lines)
+
+
+def answer_markdown(done: Mapping[str, Any]) -> str:
+    """A finished answer as one Markdown text: the checked answer, then its sources.
+    What a door that cannot replace text sends (the OpenAI-compatible API)."""
+    views = [SourceView.from_dict(s) for s in done.get("sources") or []]
+    language = str(done.get("language") or "en")
+    return str(done.get("answer") or "") + sources_markdown(views, language)
 
 
 def plain_item(view: SourceView) -> str:

@@ -23,15 +23,17 @@ from pydantic import SecretStr
 
 from codeweaver.api.app import create_app
 from codeweaver.api.background import serve_in_thread
+from codeweaver.agent.user_text import say
 from codeweaver.api.service import ChatService, ServiceEvent
 from codeweaver.llm.scripted import ScriptedChatModel, echo_model
 from tests.fakes import FakeSource, doc, make_deps
 
 QUESTION = "How do I read a file line by line in Python?"
+# The echo model cites [1]: the cited source is listed, the other one collapsed.
 SOURCES_MD = (
     "**Sources**\n\n"
-    "- [1] [doc 1](https://docs.example/1) — installed_docs\n"
-    "- [2] [doc 2](https://docs.example/2) — installed_docs"
+    "- [1] [doc 1](https://docs.example/1) — installed docs\n"
+    "- Also retrieved, not cited: [2] doc 2"
 )
 HEADER = "X-CodeWeaver-Session"
 TOKEN = "openai-compat-token-0123456789"
@@ -120,17 +122,21 @@ def test_stream_sends_role_thinking_answer_sources_stop(server: Server) -> None:
     assert chunks[0].choices[0].delta.role == "assistant"
     assert [c.choices[0].finish_reason for c in chunks][-1] == "stop"
     assert all(c.choices[0].finish_reason is None for c in chunks[:-1])
-    assert content.startswith(f"Scripted answer to: {question}")
-    assert content.endswith(SOURCES_MD)
-    # The steps come before the answer, as thinking.
-    assert "- analyze_question: new_topic" in reasoning
+    # The check removed the echo's citation (its sentence is not in doc 1): the answer
+    # says first that the sources found are not cited, and lists them collapsed.
+    notice = say("none_cited_note", "en", count=2)
+    assert content.startswith(f"{notice}\n\nScripted answer to: {question}")
+    assert content.endswith("**Sources**\n\n- Also retrieved, not cited: [1] doc 1; [2] doc 2")
+    # The steps come before the answer, as thinking in words, and never after it.
+    assert reasoning.startswith("Understanding the question\nSearching installed docs…\n")
+    assert "analyze_question" not in reasoning
     first_answer = next(i for i, c in enumerate(chunks) if c.choices[0].delta.content)
-    analyzed = next(
+    thinking = [
         i
         for i, c in enumerate(chunks)
-        if "analyze_question" in (getattr(c.choices[0].delta, "reasoning_content", None) or "")
-    )
-    assert 0 < analyzed < first_answer
+        if c.choices and getattr(c.choices[0].delta, "reasoning_content", None)
+    ]
+    assert thinking and 0 < thinking[0] and thinking[-1] < first_answer
 
 
 def test_raw_stream_ends_with_done_and_usage_when_asked(server: Server) -> None:
@@ -171,7 +177,8 @@ def test_follow_up_continues_the_session_on_the_clarification_path(server: Serve
     )
     assert raw_stream.headers[HEADER] == session
     _, content, reasoning = streamed(raw_stream.parse())
-    assert "- analyze_question: clarification" in reasoning
+    # The steps in the question's language: it is answered from the conversation.
+    assert reasoning == "질문을 파악하는 중\n지금까지의 대화를 바탕으로 답하는 중\n"
     assert "generate_with_history" in [task for task, _ in llm.calls[before:]]
     assert "그럼 예제 코드도 보여줘" in content
     # Content parts work as well as strings; the third turn stays in the session.
@@ -430,7 +437,8 @@ def test_a_failed_run_ends_the_stream_with_an_error(
         with pytest.raises(openai.APIError) as caught:
             seen.extend(stream)
         assert httpx.get(f"{url}/api/health").json()["queue"]["running"] == 0
-    assert [c.choices[0].delta.content for c in seen] == ["", None, "Half an "]
+    # The draft is never streamed: only the checked answer is content.
+    assert [c.choices[0].delta.content for c in seen] == [""]
     assert "internal error" in caught.value.message
     assert "store went away" not in caught.value.message
     assert caught.value.body["type"] == "server_error"  # type: ignore[index]
@@ -441,7 +449,7 @@ def test_disconnect_cancels_the_run(tmp_path: Path) -> None:
         body = {"model": "codeweaver", "messages": [user(QUESTION)], "stream": True}
         with httpx.stream("POST", f"{url}/v1/chat/completions", json=body) as response:
             for line in response.iter_lines():
-                if "search_" in line and "reasoning_content" in line:
+                if "Searching" in line and "reasoning_content" in line:
                     assert httpx.get(f"{url}/api/health").json()["queue"]["running"] == 1
                     break
             else:
