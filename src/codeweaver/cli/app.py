@@ -100,6 +100,14 @@ ModeOpt = Annotated[
 ]
 
 
+STOPPED = "Stopped: the answer was cancelled."
+CHAT_HELP = """Commands:
+  /new    start a new thread (the model forgets this conversation)
+  /help   this list
+  /exit   leave (also /quit, or Ctrl-D)
+Anything else is a question. Ctrl-C stops the answer being written."""
+
+
 @app.callback()
 def _global_options(ctx: typer.Context, project: ProjectOpt = None) -> None:
     # Options before the command. `--project` reaches every `Settings()`, including those
@@ -129,21 +137,28 @@ def _prepare(settings: Settings, interactive: bool) -> Deps:
 async def _answer(
     deps: Deps, question: str, thread: str | None, as_json: bool, mode: str = "pipeline"
 ) -> str:
-    from codeweaver.cli.render import LiveRun, plain_result, print_json, print_result
+    from codeweaver.cli.interrupt import leave_now, stoppable
+    from codeweaver.cli.live import LiveRun, plain_result, print_result
+    from codeweaver.cli.render import print_json
     from codeweaver.factory import open_assistant
 
     console = _console()
+    errors = _console(stderr=True)
     async with open_assistant(deps) as assistant:
-        if as_json:
-            result = await assistant.ask(question, thread, mode)
-            print_json(console, result.to_dict())
-        elif console.is_terminal:
+        if console.is_terminal and not as_json:
             run = assistant.stream(question, thread, mode)
-            result = await LiveRun(_console(stderr=True)).run(run)
-            print_result(console, result)
+            result, stopped = await stoppable(LiveRun(errors, question).run(run))
         else:
-            result = await assistant.ask(question, thread, mode)
-            sys.stdout.write(plain_result(result) + "\n")
+            result, stopped = await stoppable(assistant.ask(question, thread, mode))
+    if stopped or result is None:
+        errors.print(f"[yellow]{STOPPED}[/]")
+        leave_now(130)
+    if as_json:
+        print_json(console, result.to_dict())
+    elif console.is_terminal:
+        print_result(console, result)
+    else:
+        sys.stdout.write(plain_result(result) + "\n")
     return result.thread_id
 
 
@@ -152,7 +167,8 @@ def _answered_at_once(question: str, settings: Settings, as_json: bool) -> bool:
     already answered: from the cache) before the model, the sources or the docs index
     load; the pipeline answers a new thread the same way."""
     from codeweaver.agent.quick import cached_by_rules, declined_by_rules
-    from codeweaver.cli.render import plain_result, print_json, print_result
+    from codeweaver.cli.live import plain_result, print_result
+    from codeweaver.cli.render import print_json
 
     result = declined_by_rules(question, settings.response_language)
     if result is None:
@@ -221,11 +237,13 @@ async def _chat(deps: Deps, thread: str, console: Console, mode: str = "pipeline
     import uuid
 
     from codeweaver.agent.input_check import InvalidQuestionError
-    from codeweaver.cli.render import LiveRun, plain_result, print_result
+    from codeweaver.cli.interrupt import leave_now, stoppable
+    from codeweaver.cli.live import LiveRun, plain_result, print_result
     from codeweaver.factory import open_assistant
 
     shown = _safe(thread, single_line=True)
-    console.print(f"[dim]thread {shown} — /new for a new thread, /exit to leave[/]")
+    console.print(f"[dim]thread {shown} — /help lists the commands[/]")
+    interrupted = False
     async with open_assistant(deps) as assistant:
         while True:
             try:
@@ -242,17 +260,32 @@ async def _chat(deps: Deps, thread: str, console: Console, mode: str = "pipeline
                 thread = uuid.uuid4().hex
                 console.print(f"[dim]new thread {thread}[/]")
                 continue
+            if text in {"/help", "/?"}:
+                console.print(CHAT_HELP, markup=False, highlight=False)
+                continue
+            if text.startswith("/") and " " not in text:
+                console.print(f"[red]unknown command {_safe(text)}[/] — /help lists them")
+                continue
             if not text:
                 continue
             try:
                 if console.is_terminal:
-                    result = await LiveRun(console).run(assistant.stream(text, thread, mode))
-                    print_result(console, result)
+                    live = LiveRun(console, text).run(assistant.stream(text, thread, mode))
+                    result, stopped = await stoppable(live)
                 else:
-                    result = await assistant.ask(text, thread, mode)
-                    console.print(plain_result(result), markup=False, highlight=False)
+                    result, stopped = await stoppable(assistant.ask(text, thread, mode))
             except InvalidQuestionError as exc:
                 console.print(f"[red]{_safe(exc)}[/]")
+                continue
+            if stopped or result is None:
+                interrupted = True
+                console.print(f"[yellow]{STOPPED}[/] Ask again, or /exit.")
+            elif console.is_terminal:
+                print_result(console, result)
+            else:
+                console.print(plain_result(result), markup=False, highlight=False)
+    if interrupted:
+        leave_now(0)  # a stopped model call may still be computing: do not wait for it
 
 
 @app.command()

@@ -1,22 +1,18 @@
-"""Terminal rendering: live step progress, the answer as Markdown, numbered sources.
+"""Terminal rendering: JSON output and progress bars for long commands.
 
-On a terminal the run is shown live; when output is piped only plain text is written,
-so `codeweaver ask … | less` and scripts see the answer and its sources, nothing else.
-Everything shown comes from outside (web pages, documents, the model), so it passes
-`terminal_safe` first: no escape sequence in it reaches the terminal.
+An answer itself is shown by `cli.live`. JSON output escapes the control characters it
+would otherwise keep raw, so no escape sequence from outside reaches the terminal.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Console
 from rich.highlighter import JSONHighlighter
-from rich.live import Live
-from rich.markdown import Markdown
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -25,96 +21,11 @@ from rich.progress import (
     TextColumn,
     TimeRemainingColumn,
 )
-from rich.spinner import Spinner
 from rich.text import Text
 
-from codeweaver.agent.result import RunEvent, RunResult
-from codeweaver.cli.terminal import terminal_safe
-from codeweaver.vocabulary import SearchResult, Step
-
-_ICONS = {"think": "💭", "act": "→", "observe": "✓", "error": "✗"}
-_STYLES = {"think": "cyan", "act": "yellow", "observe": "green", "error": "red"}
-MAX_VISIBLE_STEPS = 14
-# JSON keeps C1 controls, DEL and lone surrogates raw; as \u escapes it means the same.
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\ud800-\udfff]")
-
-
-def _line(value: object) -> str:
-    return terminal_safe(str(value), single_line=True)
-
-
-def format_source(n: int, source: SearchResult) -> str:
-    parts = [f"[{n}] {_line(source['title'])}"]
-    if source.get("url"):
-        parts.append(_line(source["url"]))
-    if source.get("reference"):
-        parts.append(f"({_line(source['reference'])})")
-    if source.get("attribution"):
-        parts.append(f"— {_line(source['attribution'])}")
-    return " ".join(parts)
-
-
-def plain_result(result: RunResult) -> str:
-    lines = [terminal_safe(result.answer).strip()]
-    if result.sources:
-        lines += ["", "Sources:"]
-        lines += [format_source(n, s) for n, s in enumerate(result.sources, 1)]
-    return "\n".join(lines)
-
-
-def step_line(item: Step) -> Text:
-    kind = item["kind"]
-    line = Text(f"{_ICONS.get(kind, '·')} ", style=_STYLES.get(kind, ""))
-    line.append(_line(item["node"]), style="bold")
-    line.append(f"  {_line(item['message'])}")
-    return line
-
-
-class LiveRun:
-    """Shows steps and the answer being written while a run streams."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.steps: list[Step] = []
-        self.tokens: list[str] = []
-
-    def _view(self) -> Group:
-        shown = self.steps[-MAX_VISIBLE_STEPS:]
-        rows: list[Any] = [step_line(s) for s in shown]
-        if self.tokens:
-            rows.append(
-                Text(f"✎ writing the answer… {len(''.join(self.tokens))} chars", style="magenta")
-            )
-        else:
-            rows.append(Spinner("dots", text=Text(" working", style="dim")))
-        return Group(*rows)
-
-    async def run(self, events: AsyncIterator[RunEvent]) -> RunResult:
-        result: RunResult | None = None
-        with Live(
-            self._view(), console=self.console, refresh_per_second=8, transient=False
-        ) as live:
-            async for event in events:
-                if event.kind == "step" and event.step is not None:
-                    self.steps.append(event.step)
-                elif event.kind == "token":
-                    self.tokens.append(event.text)
-                elif event.result is not None:
-                    result = event.result
-                live.update(self._view())
-        if result is None:
-            raise RuntimeError("the run ended without a result")
-        return result
-
-
-def print_result(console: Console, result: RunResult) -> None:
-    console.print()
-    console.print(Markdown(terminal_safe(result.answer) or "_(no answer)_"))
-    if result.sources:
-        console.print()
-        console.print(Text("Sources", style="bold underline"))
-        for n, source in enumerate(result.sources, 1):
-            console.print(Text(format_source(n, source)), soft_wrap=True)
+# JSON keeps C1 controls, DEL, bidirectional controls and lone surrogates raw; as \u
+# escapes they mean the same and cannot recolour or reorder what a terminal shows.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def print_json(console: Console, payload: Any) -> None:

@@ -70,6 +70,7 @@ class Progress:
     _not_ready: list[str] = field(default_factory=list)
     _off: set[str] = field(default_factory=set)
     _outcomes: bool = False
+    _reported: bool = False  # a line said what the search found
 
     def _say(self, key: str, **fields: Any) -> str:
         return say(key, self.language, **fields)
@@ -158,7 +159,7 @@ class Progress:
         if self._off:
             text += self._say("progress_off", count=len(self._off))
         self._found, self._failed, self._not_ready, self._outcomes = {}, [], [], False
-        self._announced = []
+        self._announced, self._reported = [], True
         return self._line("found", text)
 
     def _other(
@@ -178,8 +179,15 @@ class Progress:
             return self._line("write", self._say("progress_from_history"))
         if node == "refine_search" and kind == "act":
             return self._line("search", self._say("progress_refining"))
+        if node == "filter_and_score" and not self._reported and self._off:
+            # Nothing was searched at all: say so, and why, before the writing line.
+            self._reported = True
+            text = self._say("progress_found_none") + self._say("progress_off", count=len(self._off))
+            return self._line("found", text) + self._other(node, kind, message, data)
         if node == "filter_and_score" and message.startswith("kept"):
             kept, _, total = message.removeprefix("kept ").partition(" of ")
+            if kept.strip() in ("", "0"):
+                return self._line("write", self._say("progress_writing"))
             return self._line("write", self._say("progress_writing_from", kept=kept, total=total))
         if node == "librarian_agent" and data.get("tool") == "answer":
             return self._line("write", self._say("progress_writing"))

@@ -22,13 +22,16 @@ from codeweaver.cli.app import app
 from codeweaver.memory.cache import ExactAnswerCache
 
 HOSTILE = "\x1b]0;HIJACK\x07\x1b[2J\x1b[31mRED\x1b[0m"
+# A right-to-left override: "\u202elive" would show as "evil".
+BIDI = "\u202elive\u202c"
 # What may never reach the terminal from the data: the title change, the screen clear,
-# the colour, the bell. (Rich's own cursor codes on a live terminal are not from data.)
-FORBIDDEN = ("HIJACK", "\x1b]0;", "\x1b[2J", "\x1b[31m", "\x07")
+# the colour, the bell, a bidirectional override. (Rich's own cursor codes on a live
+# terminal are not from data.)
+FORBIDDEN = ("HIJACK", "\x1b]0;", "\x1b[2J", "\x1b[31m", "\x07", "\u202e", "\u202c")
 
 SOURCE: SearchResult = {
     # Also an 8-bit CSI and a lone surrogate (an undecodable byte), which JSON keeps raw.
-    "title": f"sorting {HOSTILE} howto\x9b31m\udcff",
+    "title": f"sorting {HOSTILE} howto\x9b31m\udcff {BIDI} <img src=x onerror=alert(1)>",
     "url": f"https://docs.example/sort{HOSTILE}",
     "snippet": "sorted() returns a new list",
     "source": "web",
@@ -94,9 +97,8 @@ def test_piped_answer_and_sources_carry_no_escape(assistant: FakeAssistant) -> N
     _clean(result.stdout)
     assert "\x1b" not in result.stdout
     assert "Use `sorted()` RED [1]." in result.stdout
-    assert "[1] sorting RED howto\ufffd https://docs.example/sortRED (refRED) — by RED" in (
-        result.stdout
-    )
+    title = "sorting RED howto\ufffd live <img src=x onerror=alert(1)>"
+    assert f"[1] {title} https://docs.example/sortRED (refRED) — by RED" in result.stdout
 
 
 def test_terminal_answer_steps_and_sources_carry_no_escape(
@@ -111,14 +113,16 @@ def test_terminal_answer_steps_and_sources_carry_no_escape(
     assert result.exit_code == 0, result.output
     _clean(result.stdout)
     _clean(result.stderr)
-    assert "search_webRED" in result.stderr and "query RED" in result.stderr
-    assert "sorting RED howto" in result.stdout and "RED" in result.stdout
+    # The steps in words on stderr, the draft under them; no node name, no raw data.
+    assert "Understanding the question" in result.stderr and "search_web" not in result.stderr
+    assert "RED" in result.stderr  # the draft, as it streamed
+    assert "sorting RED howto" in result.stdout and "live" in result.stdout
 
 
 def test_json_output_keeps_the_data_and_no_raw_control(assistant: FakeAssistant) -> None:
     result = CliRunner().invoke(app, ["ask", "How do I sort a list?", "--json"])
     assert result.exit_code == 0, result.output
-    assert not {"\x1b", "\x07", "\x9b", "\udcff"} & set(result.stdout)
+    assert not {"\x1b", "\x07", "\x9b", "\udcff", "\u202e"} & set(result.stdout)
     payload = json.loads(result.stdout)
     assert payload["sources"][0]["title"] == SOURCE["title"]  # escaped, not lost
 
@@ -184,6 +188,14 @@ def test_real_invalid_bytes_in_argv_give_a_clear_error(tmp_path: Path) -> None:
         assert "Traceback" not in stderr
         assert "error: the argument" in stderr and "is not valid UTF-8 text" in stderr
         assert "\\xff" in stderr  # the bad byte is named
+
+
+def test_chat_help_is_a_command_not_a_question(assistant: FakeAssistant) -> None:
+    result = CliRunner().invoke(app, ["chat"], input="/help\n/hepl\n/exit\n")
+    assert result.exit_code == 0, result.output
+    assert "/new" in result.stdout and "/exit" in result.stdout and "Ctrl-C" in result.stdout
+    assert "unknown command /hepl" in result.stdout
+    assert assistant.threads == []  # neither reached the model
 
 
 def test_chat_line_that_is_not_utf8_is_refused(assistant: FakeAssistant) -> None:
