@@ -182,7 +182,8 @@ class Progress:
         if node == "filter_and_score" and not self._reported and self._off:
             # Nothing was searched at all: say so, and why, before the writing line.
             self._reported = True
-            text = self._say("progress_found_none") + self._say("progress_off", count=len(self._off))
+            off = self._say("progress_off", count=len(self._off))
+            text = self._say("progress_found_none") + off
             return self._line("found", text) + self._other(node, kind, message, data)
         if node == "filter_and_score" and message.startswith("kept"):
             kept, _, total = message.removeprefix("kept ").partition(" of ")
