@@ -1,9 +1,10 @@
 """Markdown for MCP tool results: answers with numbered sources, search results.
 
 Everything a source returns is untrusted text that ends up in a coding agent's context,
-so it is cleaned of control characters, kept on one line where it is a field, and
-snippets are fenced with a fence longer than any backtick run inside them: a snippet
-cannot close its block and pose as the tool's own words.
+so it is cleaned by the rule every door shares (`presentation.clean`), kept on one line
+where it is a field, and snippets are fenced with a fence longer than any backtick run
+inside them: a snippet cannot close its block and pose as the tool's own words. An
+answer's sources and steps come from the shared view (`presentation`).
 """
 
 from __future__ import annotations
@@ -12,26 +13,19 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from codeweaver.presentation.clean import safe_url
+from codeweaver.agent.user_text import say
+from codeweaver.presentation.clean import clean, safe_url
+from codeweaver.presentation.clean import one_line as shared_one_line
+from codeweaver.presentation.sources import SourceView
 
 SNIPPET_CHARS = 600
 TITLE_CHARS = 200
-# C0/C1 controls except tab and newline, DEL, and the Unicode bidi overrides that can
-# make text read differently from what it is.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\u200e\u200f]")
 _BACKTICKS = re.compile(r"`+")
-_SPACE = re.compile(r"\s+")
-
-
-def clean(text: object) -> str:
-    """Text without control characters (newlines and tabs kept)."""
-    return _CONTROL.sub("", str(text).replace("\r\n", "\n").replace("\r", "\n"))
 
 
 def one_line(text: object, limit: int = TITLE_CHARS) -> str:
     """A field on one line: cleaned, whitespace collapsed, cut to `limit` characters."""
-    flat = _SPACE.sub(" ", clean(text)).strip()
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+    return shared_one_line(text, limit)
 
 
 def cut(text: str, limit: int = SNIPPET_CHARS) -> str:
@@ -77,51 +71,19 @@ def format_results(results: Sequence[Mapping[str, Any]], notes: Iterable[str] = 
     return "\n".join(lines).rstrip() + "\n"
 
 
-def format_sources(sources: Sequence[Mapping[str, Any]]) -> str:
-    """`[n] title — url (source, licence)`, one a line."""
+def format_sources(sources: Sequence[Mapping[str, Any]], language: str = "en") -> str:
+    """`[n] title — url (source, licence)`, one a line for the cited sources, then one
+    line naming the others."""
+    views = [SourceView.from_dict({"n": n, **item}) for n, item in enumerate(sources, 1)]
     lines: list[str] = []
-    for item in sources:
-        n = item.get("n", len(lines) + 1)
-        title = one_line(item.get("title") or "(untitled)")
-        url = safe_url(one_line(item.get("url") or "", 2000)) or "(no link)"
-        details = ", ".join(
-            x for x in (one_line(item.get("source") or "", 60), _licence(item)) if x
-        )
-        lines.append(f"[{n}] {title} — {url}" + (f" ({details})" if details else ""))
+    for view in views:
+        if view.cited:
+            details = ", ".join(x for x in (view.label, view.attribution) if x)
+            url = view.url or "(no link)"
+            lines.append(f"[{view.n}] {view.title} — {url}" + (f" ({details})" if details else ""))
+    if others := [f"[{v.n}] {v.title}" for v in views if not v.cited]:
+        lines.append(say("also_retrieved", language, names="; ".join(others)))
     return "\n".join(lines)
-
-
-def _searched(steps: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Source names from the `act` steps that searched one (`name: query`)."""
-    names: list[str] = []
-    for step in steps:
-        data = step.get("data") or {}
-        if step.get("kind") == "act" and isinstance(data, Mapping) and "query" in data:
-            name = str(step.get("message", "")).split(":", 1)[0].strip()
-            if name and " " not in name and name not in names:
-                names.append(name)
-    return names
-
-
-def _node(step: Mapping[str, Any]) -> str:
-    return str(step.get("node", "")).rsplit("/", 1)[-1]
-
-
-def summarize_steps(steps: Sequence[Mapping[str, Any]]) -> str:
-    """One line: what was searched, how many drafts, whether the answer was checked."""
-    parts: list[str] = []
-    if any(_node(s) == "check_cache" and str(s.get("message")).startswith("hit") for s in steps):
-        return "answered from the cache (an earlier checked answer to the same question)"
-    searched = _searched(steps)
-    parts.append(f"searched: {', '.join(searched)}" if searched else "searched: nothing")
-    drafts = sum(1 for s in steps if _node(s) == "generate_answer" and s.get("data"))
-    if drafts:
-        parts.append(f"{drafts} draft" + ("s" if drafts > 1 else ""))
-    checks = [s.get("data") or {} for s in steps if _node(s) == "check_answer"]
-    verdicts = [c.get("passed") for c in checks if isinstance(c, Mapping) and "passed" in c]
-    if verdicts:
-        parts.append("checked" if verdicts[-1] else "check failed")
-    return "; ".join(parts)
 
 
 def format_answer(done: Mapping[str, Any]) -> str:
@@ -129,19 +91,22 @@ def format_answer(done: Mapping[str, Any]) -> str:
     answer = clean(done.get("answer") or "").strip() or "(no answer)"
     sources = done.get("sources") or []
     parts = [answer, "", "Sources:"]
-    parts.append(format_sources(sources) if sources else "(none)")
-    parts += ["", f"Steps: {summarize_steps(done.get('steps') or [])}"]
-    parts.append(
+    language = str(done.get("language") or "en")
+    parts.append(format_sources(sources, language) if sources else "(none)")
+    lines = [one_line(line.get("text", ""), 300) for line in done.get("progress") or []]
+    parts += ["", "Steps:", *(f"- {line}" for line in lines or ["(none)"])]
+    parts += [
+        "",
         f"Session: {one_line(done.get('session_id', ''), 80)} (pass it as `session_id` to "
-        "ask a follow-up in the same conversation)"
-    )
+        "ask a follow-up in the same conversation)",
+    ]
     return "\n".join(parts) + "\n"
 
 
-def step_message(kind: str, data: Mapping[str, Any]) -> str:
-    """A progress line for a `queue` or step event."""
+def progress_message(kind: str, data: Mapping[str, Any]) -> str:
+    """The progress notification for a place in line or a step in words ("" for none)."""
     if kind == "queue":
-        return f"waiting: place {data.get('position', '?')} in line"
-    node = str(data.get("node", "")).rsplit("/", 1)[-1]
-    text = one_line(data.get("text") or data.get("message") or "", 160)
-    return f"{kind} {node}: {text}" if node else f"{kind}: {text}"
+        return f"Waiting for a free slot (place {data.get('position', '?')} in line)"
+    if kind == "progress":
+        return one_line(data.get("text") or "", 300)
+    return ""

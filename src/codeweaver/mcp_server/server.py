@@ -24,7 +24,12 @@ from pydantic import Field
 from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
 from codeweaver.api.queue import QueueFullError
 from codeweaver.api.service import ChatService, SessionNotFoundError, StoreUnavailableError
-from codeweaver.mcp_server.render import format_answer, format_results, one_line, step_message
+from codeweaver.mcp_server.render import (
+    format_answer,
+    format_results,
+    one_line,
+    progress_message,
+)
 from codeweaver.memory.sessions import DEFAULT_OWNER, SESSION_ID
 from codeweaver.sources.base import Source, SourceError
 from codeweaver.vocabulary import Intent, SearchResult
@@ -230,9 +235,9 @@ async def _ask(
     # Closed explicitly: a cancelled call gives its slot back at once.
     async with contextlib.aclosing(chat.stream(text, ticket, session_id, mode, owner)) as events:
         async for event in events:
-            if event.kind in ("queue", "think", "act", "observe"):
+            if message := progress_message(event.kind, event.data):
                 done += 1
-                await ctx.report_progress(done, None, step_message(event.kind, event.data))
+                await ctx.report_progress(done, None, message)
             elif event.kind == "done":
                 return format_answer(event.data)
             elif event.kind == "error":

@@ -10,8 +10,8 @@ from codeweaver.mcp_server.render import (
     fence,
     format_answer,
     format_results,
-    summarize_steps,
 )
+from codeweaver.presentation.progress import progress_lines
 
 
 def _fences(text: str) -> list[str]:
@@ -30,7 +30,8 @@ def test_a_snippet_with_backticks_cannot_close_its_fence() -> None:
 
 
 def test_control_characters_and_bidi_overrides_are_removed() -> None:
-    assert clean("a\x1b[31mred\x07\u202eevil\r\nnext\tx") == "a[31mredevil\nnext\tx"
+    # Whole escape sequences go, not only their ESC: no "[31m" is left behind.
+    assert clean("a\x1b[31mred\x07\u202eevil\r\nnext\tx") == "aredevil\nnext\tx"
 
 
 def test_results_are_numbered_with_url_reference_licence_and_a_fenced_cut_snippet() -> None:
@@ -72,8 +73,9 @@ def test_no_results_says_so() -> None:
     assert format_results([]).startswith("No results.")
 
 
-def test_answer_lists_sources_steps_and_session() -> None:
-    steps = [
+def test_answer_lists_cited_sources_the_others_on_one_line_steps_and_session() -> None:
+    steps: list[dict[str, Any]] = [
+        {"node": "route_query", "kind": "think", "message": "rag_required: new"},
         {
             "node": "search_official_docs",
             "kind": "act",
@@ -81,18 +83,12 @@ def test_answer_lists_sources_steps_and_session() -> None:
             "data": {"query": "q"},
         },
         {
-            "node": "search_stackoverflow",
-            "kind": "act",
-            "message": "stackoverflow: q",
-            "data": {"query": "q"},
-        },
-        {
-            "node": "generate_answer",
+            "node": "search_official_docs",
             "kind": "observe",
-            "message": "draft 1",
-            "data": {"attempt": 1},
+            "message": "2 results from installed_docs",
+            "data": {"answered": "installed_docs"},
         },
-        {"node": "check_answer", "kind": "observe", "message": "ok", "data": {"passed": True}},
+        {"node": "filter_and_score", "kind": "observe", "message": "kept 2 of 2"},
     ]
     done = {
         "answer": "Use open() [1].",
@@ -100,21 +96,24 @@ def test_answer_lists_sources_steps_and_session() -> None:
         "sources": [
             {
                 "n": 1,
-                "title": "Reading files",
+                "title": "Reading \u202eelif\x1b[31m files",
                 "url": "https://docs.example/1",
                 "source": "python_docs",
+                "label": "Python docs",
                 "attribution": "PSF License",
+                "cited": True,
             },
+            {"n": 2, "title": "Other <b>page</b>", "url": "", "source": "web", "cited": False},
         ],
-        "steps": steps,
+        "progress": [line.to_dict() for line in progress_lines(steps)],
     }
     text = format_answer(done)
     assert text.startswith("Use open() [1].\n\nSources:\n")
-    assert "[1] Reading files — https://docs.example/1 (python_docs, PSF License)" in text
-    assert "Steps: searched: installed_docs, stackoverflow; 1 draft; checked" in text
+    assert "[1] Reading elif files — https://docs.example/1 (Python docs, PSF License)\n" in text
+    assert "Also retrieved, not cited: [2] Other <b>page</b>\n" in text
+    assert (
+        "Steps:\n- Understanding the question\n- Searching installed docs…\n"
+        "- Found 2: installed docs 2\n- Writing the answer from 2 relevant results of 2\n"
+    ) in text
     assert "Session: abc123" in text
-
-
-def test_a_cached_answer_says_so() -> None:
-    steps = [{"node": "check_cache", "kind": "observe", "message": "hit: q"}]
-    assert summarize_steps(steps).startswith("answered from the cache")
+    assert "\x1b" not in text and "\u202e" not in text

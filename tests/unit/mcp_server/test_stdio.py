@@ -88,9 +88,9 @@ async def test_stdio_server_answers_searches_and_reports_errors(
     assert not answer.is_error, log
     assert text.startswith("Scripted answer to: How do I read a file line by line in Python? [1]")
     assert "\nSources:\n[1] " in text and "https://docs.python.org/" in text
-    assert "searched: " in text and "python_docs" in text
+    assert "\nSteps:\n- Understanding the question\n" in text and "Python docs" in text
     assert "Session: " in text
-    assert any(m.startswith("act ") for m in seen), seen
+    assert any(m.startswith("Searching ") for m in seen), seen
 
     assert not code.is_error
     assert "lines.py" in text_of(code) and "def read_lines(path):" in text_of(code)
