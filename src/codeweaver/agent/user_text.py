@@ -26,14 +26,14 @@ TEXTS: dict[str, Texts] = {
         "ko": "_자료를 찾지 못해 모델의 일반 지식으로 답했습니다._",
     },
     "no_relevant_note": {
-        "en": "_{count} results were found, none relevant to the question: this answer comes "
-        "from the model's general knowledge._",
+        "en": "_Results were found ({count}), none relevant to the question: this answer "
+        "comes from the model's general knowledge._",
         "ko": "_자료 {count}건을 찾았지만 질문과 관련 있는 것이 없어 모델의 일반 지식으로 "
         "답했습니다._",
     },
     "none_cited_note": {
-        "en": "_{count} relevant sources were found, but this answer cites none of them: it "
-        "comes from the model's general knowledge._",
+        "en": "_Relevant sources were found ({count}), but this answer cites none of them: "
+        "it comes from the model's general knowledge._",
         "ko": "_관련 자료 {count}건을 찾았지만 답변이 그중 어느 것도 인용하지 않습니다. 모델의 "
         "일반 지식으로 답했습니다._",
     },
@@ -138,7 +138,7 @@ TEXTS: dict[str, Texts] = {
     "progress_off": {"en": " · {count} sources off", "ko": " · 꺼진 자료원 {count}개"},
     "progress_writing": {"en": "Writing the answer", "ko": "답변 작성 중"},
     "progress_writing_from": {
-        "en": "Writing the answer from {kept} relevant results of {total}",
+        "en": "Writing the answer (relevant results: {kept} of {total})",
         "ko": "결과 {total}건 중 관련 있는 {kept}건으로 답변 작성 중",
     },
     "progress_rewriting": {

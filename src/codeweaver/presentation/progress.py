@@ -144,7 +144,9 @@ class Progress:
         if not self._outcomes:
             return []
         parts = [
-            f"{source_label(name, self.language)} {count}" for name, count in self._found.items()
+            f"{source_label(name, self.language)} {count}"
+            for name, count in self._found.items()
+            if count
         ]
         total = sum(self._found.values())
         text = (

@@ -34,7 +34,7 @@ def test_a_real_run_of_thirty_steps_reads_as_seven_lines() -> None:
         "Also searching the web…",
         "Found 2: installed docs 1, knowledge base 1 · Stack Overflow, the web unreachable"
         " · 3 sources off",
-        "Writing the answer from 2 relevant results of 2",
+        "Writing the answer (relevant results: 2 of 2)",
         "Checked the citations: 1 of 2 supported, 1 unsupported removed",
         "Checked the code against the installed versions: 2 API uses, none missing",
     ]
@@ -141,7 +141,7 @@ def test_a_long_run_stays_within_the_budget_and_keeps_the_check() -> None:
     texts = _texts(steps)
     assert len(texts) <= MAX_LINES
     assert texts[-2:] == [
-        "Writing the answer from 1 relevant results of 20",
+        "Writing the answer (relevant results: 1 of 20)",
         "Checked the citations: 1 of 1 supported",
     ]
 
