@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import sys
 from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -138,8 +137,7 @@ async def _answer(
     deps: Deps, question: str, thread: str | None, as_json: bool, mode: str = "pipeline"
 ) -> str:
     from codeweaver.cli.interrupt import leave_now, stoppable
-    from codeweaver.cli.live import LiveRun, plain_result, print_result
-    from codeweaver.cli.render import print_json
+    from codeweaver.cli.live import LiveRun, show_result
     from codeweaver.factory import open_assistant
 
     console = _console()
@@ -153,12 +151,7 @@ async def _answer(
     if stopped or result is None:
         errors.print(f"[yellow]{STOPPED}[/]")
         leave_now(130)
-    if as_json:
-        print_json(console, result.to_dict())
-    elif console.is_terminal:
-        print_result(console, result)
-    else:
-        sys.stdout.write(plain_result(result) + "\n")
+    show_result(console, result, as_json)
     return result.thread_id
 
 
@@ -167,8 +160,7 @@ def _answered_at_once(question: str, settings: Settings, as_json: bool) -> bool:
     already answered: from the cache) before the model, the sources or the docs index
     load; the pipeline answers a new thread the same way."""
     from codeweaver.agent.quick import cached_by_rules, declined_by_rules
-    from codeweaver.cli.live import plain_result, print_result
-    from codeweaver.cli.render import print_json
+    from codeweaver.cli.live import show_result
 
     result = declined_by_rules(question, settings.response_language)
     if result is None:
@@ -179,13 +171,7 @@ def _answered_at_once(question: str, settings: Settings, as_json: bool) -> bool:
             result = None
     if result is None:
         return False
-    console = _console()
-    if as_json:
-        print_json(console, result.to_dict())
-    elif console.is_terminal:
-        print_result(console, result)
-    else:
-        sys.stdout.write(plain_result(result) + "\n")
+    show_result(_console(), result, as_json)
     return True
 
 

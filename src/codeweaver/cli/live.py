@@ -11,6 +11,7 @@ answer and its sources are written, as plain text. Everything shown came from ou
 
 from __future__ import annotations
 
+import sys
 from collections.abc import AsyncIterator
 
 from rich.console import Console, Group, RenderableType
@@ -22,6 +23,7 @@ from rich.text import Text
 from codeweaver.agent.language import detect_language
 from codeweaver.agent.result import RunEvent, RunResult
 from codeweaver.agent.user_text import say
+from codeweaver.cli.render import print_json
 from codeweaver.cli.terminal import terminal_safe
 from codeweaver.presentation.progress import Progress, ProgressLine
 from codeweaver.presentation.sources import SourceView, plain_item, source_views
@@ -67,6 +69,16 @@ def print_result(console: Console, result: RunResult) -> None:
             console.print(Text(plain_item(view)), soft_wrap=True)
     if also := _also(views, language):
         console.print(Text(also, style="dim"), soft_wrap=True)
+
+
+def show_result(console: Console, result: RunResult, as_json: bool) -> None:
+    """The result as JSON, as Markdown on a terminal, or as plain text when piped."""
+    if as_json:
+        print_json(console, result.to_dict())
+    elif console.is_terminal:
+        print_result(console, result)
+    else:
+        sys.stdout.write(plain_result(result) + "\n")
 
 
 def progress_text(line: ProgressLine) -> Text:
