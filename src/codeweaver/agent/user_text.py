@@ -106,8 +106,8 @@ TEXTS: dict[str, Texts] = {
     # Progress: the steps of a run as people read them (see `presentation.progress`).
     "progress_understanding": {"en": "Understanding the question", "ko": "질문을 파악하는 중"},
     "progress_two_questions": {
-        "en": "Two questions: answering each in turn",
-        "ko": "질문이 두 개입니다: 차례로 답하는 중",
+        "en": "Two questions: answering both side by side",
+        "ko": "질문이 두 개입니다: 두 질문에 함께 답하는 중",
     },
     "progress_too_many": {
         "en": "Three or more questions: asking you to choose",
@@ -135,7 +135,7 @@ TEXTS: dict[str, Texts] = {
         "en": " · {names} still being indexed",
         "ko": " · {names} 색인 작성 중",
     },
-    "progress_off": {"en": " · {count} sources off", "ko": " · 꺼진 자료원 {count}개"},
+    "progress_off": {"en": " · sources off: {count}", "ko": " · 꺼진 자료원 {count}개"},
     "progress_writing": {"en": "Writing the answer", "ko": "답변 작성 중"},
     "progress_writing_from": {
         "en": "Writing the answer (relevant results: {kept} of {total})",

@@ -45,6 +45,13 @@ def _node(item: Mapping[str, Any]) -> str:
     return str(item.get("node", "")).rsplit("/", 1)[-1]
 
 
+def _part(item: Mapping[str, Any]) -> str:
+    """Which question of a two-question message a step is for ("1", "2"), else ""."""
+    node = str(item.get("node", ""))
+    head = node.split("/", 1)[0] if "/" in node else ""
+    return head[1:] if head[:1] == "Q" and head[1:].isdigit() else ""
+
+
 def _is_search(node: str) -> bool:
     return node in SEARCH_NODES or node.startswith("search_")
 
@@ -57,20 +64,32 @@ def _source_of(message: str) -> str:
 
 
 @dataclass
+class _Round:
+    """One question's searches since what they found was last said."""
+
+    announced: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    found: dict[str, int] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)
+    not_ready: list[str] = field(default_factory=list)
+    outcomes: bool = False
+    reported: bool = False  # a line said what the search found
+
+
+@dataclass
 class Progress:
-    """Feed it the run's steps in order; it returns the lines each one adds."""
+    """Feed it the run's steps in order; it returns the lines each one adds.
+
+    The two questions of a two-question message are searched side by side: each keeps
+    its own round, and its lines say which question they are about.
+    """
 
     language: str = "en"
     said: int = 0
     _started: bool = False
-    _announced: list[str] = field(default_factory=list)
-    _pending: list[str] = field(default_factory=list)
-    _found: dict[str, int] = field(default_factory=dict)
-    _failed: list[str] = field(default_factory=list)
-    _not_ready: list[str] = field(default_factory=list)
+    _rounds: dict[str, _Round] = field(default_factory=dict)
     _off: set[str] = field(default_factory=set)
-    _outcomes: bool = False
-    _reported: bool = False  # a line said what the search found
+    _off_said: bool = False
 
     def _say(self, key: str, **fields: Any) -> str:
         return say(key, self.language, **fields)
@@ -78,18 +97,18 @@ class Progress:
     def _labels(self, names: Iterable[str]) -> str:
         return ", ".join(source_label(n, self.language) for n in names)
 
-    def _line(self, phase: str, text: str) -> list[ProgressLine]:
+    def _line(self, phase: str, text: str, part: str = "") -> list[ProgressLine]:
         if self.said >= MAX_LINES or (self.said >= MAX_LINES - 3 and phase not in _ALWAYS):
             return []  # the last lines are kept for the answer's own phases
         self.said += 1
-        return [ProgressLine(phase, text)]
+        return [ProgressLine(phase, f"({part}) {text}" if part else text)]
 
     def queue(self, position: object) -> ProgressLine:
         """The line for a place in line (not counted against the budget)."""
         return ProgressLine("queue", self._say("progress_waiting", position=position))
 
     def feed(self, item: Mapping[str, Any]) -> list[ProgressLine]:
-        node, kind = _node(item), str(item.get("kind", ""))
+        node, kind, part = _node(item), str(item.get("kind", "")), _part(item)
         message = str(item.get("message", ""))
         data = item.get("data") or {}
         lines: list[ProgressLine] = []
@@ -97,75 +116,87 @@ class Progress:
             self._started = True
             lines += self._line(_START, self._say("progress_understanding"))
         if _is_search(node):
-            return lines + self._search(kind, message, data)
-        lines += self._announce()
+            return lines + self._search(part, kind, message, data)
+        lines += self._announce(part)
         if node != "collect_results":
-            lines += self._flush()
-        return lines + self._other(node, kind, message, data)
+            lines += self._flush(part)
+        return lines + self._other(part, node, kind, message, data)
 
     def finish(self) -> list[ProgressLine]:
         """Lines still owed when the run ends (a search whose results nothing read)."""
-        return self._announce() + self._flush()
+        return [line for part in self._rounds for line in self._announce(part) + self._flush(part)]
 
-    def _search(self, kind: str, message: str, data: Mapping[str, Any]) -> list[ProgressLine]:
-        source = _source_of(message)
+    def _round(self, part: str) -> _Round:
+        return self._rounds.setdefault(part, _Round())
+
+    def _search(
+        self, part: str, kind: str, message: str, data: Mapping[str, Any]
+    ) -> list[ProgressLine]:
+        source, now = _source_of(message), self._round(part)
         if kind == "act" and "query" in data:
-            if source not in self._pending and source not in self._announced:
-                self._pending.append(source)
+            if source not in now.pending and source not in now.announced:
+                now.pending.append(source)
             return []
-        lines = self._announce()  # an outcome: every search of this round has started
+        lines = self._announce(part)  # an outcome: every search of this round has started
         if kind == "error":
-            self._outcomes = True
-            if source not in self._failed:
-                self._failed.append(source)
+            now.outcomes = True
+            if source not in now.failed:
+                now.failed.append(source)
         elif message.startswith("skipped:"):
             name = data.get("not_ready")
             if isinstance(name, str):
-                self._outcomes = True
-                self._not_ready.append(name)
+                now.outcomes = True
+                now.not_ready.append(name)
             elif not message.startswith(_NOT_APPLICABLE):
                 self._off.add(message.removeprefix("skipped:").split(":", 1)[0].strip())
         elif "answered" in data or "results" in data:  # the pipeline's, the librarian's
-            self._outcomes = True
+            now.outcomes = True
             count = int(message.split(" ", 1)[0]) if message[:1].isdigit() else 0
-            self._found[source] = self._found.get(source, 0) + count
+            now.found[source] = now.found.get(source, 0) + count
         return lines
 
-    def _announce(self) -> list[ProgressLine]:
-        if not self._pending:
+    def _announce(self, part: str) -> list[ProgressLine]:
+        now = self._round(part)
+        if not now.pending:
             return []
-        key = "progress_searching_more" if self._announced else "progress_searching"
-        names, self._pending = self._pending, []
-        self._announced += names
-        return self._line("search", self._say(key, names=self._labels(names)))
+        key = "progress_searching_more" if now.announced else "progress_searching"
+        names, now.pending = now.pending, []
+        now.announced += names
+        return self._line("search", self._say(key, names=self._labels(names)), part)
 
-    def _flush(self) -> list[ProgressLine]:
+    def _off_text(self) -> str:
+        """How many sources are off, said once per run."""
+        if not self._off or self._off_said:
+            return ""
+        self._off_said = True
+        return self._say("progress_off", count=len(self._off))
+
+    def _flush(self, part: str) -> list[ProgressLine]:
         """The line for what this round of searches found, once it is over."""
-        if not self._outcomes:
+        now = self._round(part)
+        if not now.outcomes:
             return []
         parts = [
             f"{source_label(name, self.language)} {count}"
-            for name, count in self._found.items()
+            for name, count in now.found.items()
             if count
         ]
-        total = sum(self._found.values())
+        total = sum(now.found.values())
         text = (
             self._say("progress_found", count=total, parts=", ".join(parts))
             if total
             else self._say("progress_found_none")
         )
-        if failed := [n for n in self._failed if n not in self._found]:
+        if failed := [n for n in now.failed if n not in now.found]:
             text += self._say("progress_failed", names=self._labels(failed))
-        if self._not_ready:
-            text += self._say("progress_not_ready", names=self._labels(self._not_ready))
-        if self._off:
-            text += self._say("progress_off", count=len(self._off))
-        self._found, self._failed, self._not_ready, self._outcomes = {}, [], [], False
-        self._announced, self._reported = [], True
-        return self._line("found", text)
+        if now.not_ready:
+            text += self._say("progress_not_ready", names=self._labels(now.not_ready))
+        text += self._off_text()
+        self._rounds[part] = _Round(reported=True)
+        return self._line("found", text, part)
 
     def _other(
-        self, node: str, kind: str, message: str, data: Mapping[str, Any]
+        self, part: str, node: str, kind: str, message: str, data: Mapping[str, Any]
     ) -> list[ProgressLine]:
         if kind == "error":
             return []  # internal fallbacks: the answer says what matters to the user
@@ -181,31 +212,33 @@ class Progress:
             return self._line("write", self._say("progress_from_history"))
         if node == "refine_search" and kind == "act":
             return self._line("search", self._say("progress_refining"))
-        if node == "filter_and_score" and not self._reported and self._off:
+        if node == "filter_and_score" and not self._round(part).reported and self._off:
             # Nothing was searched at all: say so, and why, before the writing line.
-            self._reported = True
-            off = self._say("progress_off", count=len(self._off))
-            text = self._say("progress_found_none") + off
-            return self._line("found", text) + self._other(node, kind, message, data)
+            self._round(part).reported = True
+            text = self._say("progress_found_none") + self._off_text()
+            return self._line("found", text, part) + self._other(part, node, kind, message, data)
         if node == "filter_and_score" and message.startswith("kept"):
             kept, _, total = message.removeprefix("kept ").partition(" of ")
             if kept.strip() in ("", "0"):
-                return self._line("write", self._say("progress_writing"))
-            return self._line("write", self._say("progress_writing_from", kept=kept, total=total))
+                return self._line("write", self._say("progress_writing"), part)
+            text = self._say("progress_writing_from", kept=kept, total=total)
+            return self._line("write", text, part)
         if node == "librarian_agent" and data.get("tool") == "answer":
             return self._line("write", self._say("progress_writing"))
         if kind == "think" and data.get("retry"):
             if message.startswith("rewriting the code without "):
                 names = one_line(message.removeprefix("rewriting the code without "), REASON_CHARS)
-                return self._line("write", self._say("progress_rewriting_code", names=names))
+                text = self._say("progress_rewriting_code", names=names)
+                return self._line("write", text, part)
             why = one_line(message.partition(": ")[2] or message, REASON_CHARS)
-            return self._line("write", self._say("progress_rewriting", why=why))
+            return self._line("write", self._say("progress_rewriting", why=why), part)
         if "passed" in data and "claims" in data:
-            return self._line("check", self._checked(data))
+            return self._line("check", self._checked(data), part)
         if "checked" in data and "found" in data:
             found = int(data.get("found") or 0)
             key = "progress_code_missing" if found else "progress_code_ok"
-            return self._line("code", self._say(key, uses=data.get("checked"), found=found))
+            text = self._say(key, uses=data.get("checked"), found=found)
+            return self._line("code", text, part)
         return []
 
     def _checked(self, data: Mapping[str, Any]) -> str:

@@ -73,7 +73,7 @@ async def test_ask_answers_with_sources_steps_session_and_progress(tmp_path: Pat
     assert first == [
         "Understanding the question",
         "Searching installed docs…",
-        "Found 2: installed docs 2 · 5 sources off",
+        "Found 2: installed docs 2 · sources off: 5",
         "Writing the answer (relevant results: 2 of 2)",
         "Checked the citations: 2 of 2 supported",
     ]

@@ -33,7 +33,7 @@ def test_a_real_run_of_thirty_steps_reads_as_seven_lines() -> None:
         "Searching Stack Overflow, installed docs, knowledge base…",
         "Also searching the web…",
         "Found 2: installed docs 1, knowledge base 1 · Stack Overflow, the web unreachable"
-        " · 3 sources off",
+        " · sources off: 3",
         "Writing the answer (relevant results: 2 of 2)",
         "Checked the citations: 1 of 2 supported, 1 unsupported removed",
         "Checked the code against the installed versions: 2 API uses, none missing",
@@ -74,7 +74,7 @@ def test_nothing_searchable_says_why_before_writing() -> None:
     ]
     assert _texts(steps) == [
         "Understanding the question",
-        "Found nothing · 2 sources off",
+        "Found nothing · sources off: 2",
         "Writing the answer",
     ]
 
@@ -148,3 +148,30 @@ def test_a_long_run_stays_within_the_budget_and_keeps_the_check() -> None:
 
 def test_a_place_in_line_is_a_line_of_its_own() -> None:
     assert Progress("ko").queue(3).text == "빈자리를 기다리는 중 (대기 3번째)"
+
+
+def test_two_questions_searched_side_by_side_keep_their_own_lines() -> None:
+    # Live, the two workers' steps interleave; each line says which question it is about.
+    steps = [
+        step("create_plan", "think", "multiple_questions (model)"),
+        step("Q1/search_official_docs", "act", "installed_docs: jwt", query="jwt"),
+        step("Q2/search_official_docs", "act", "installed_docs: cors", query="cors"),
+        step("Q2/search_stackoverflow", "act", "stackoverflow: cors", query="cors"),
+        step("Q1/search_github", "observe", "skipped: github: GITHUB_TOKEN not set"),
+        step("Q2/search_github", "observe", "skipped: github: GITHUB_TOKEN not set"),
+        step("Q2/search_official_docs", "observe", "3 results from installed_docs", answered="x"),
+        step("Q1/search_official_docs", "observe", "2 results from installed_docs", answered="x"),
+        step("Q2/search_stackoverflow", "error", "stackoverflow failed: timed out"),
+        step("Q1/evaluate_results", "think", "proceed: 2 relevant of 2 results"),
+        step("Q2/evaluate_results", "think", "proceed: 3 relevant of 3 results"),
+        step("Q1/check_answer", "observe", "ok", passed=True, claims=1, unsupported=[]),
+    ]
+    assert _texts(steps) == [
+        "Understanding the question",
+        "Two questions: answering both side by side",
+        "(1) Searching installed docs…",
+        "(2) Searching installed docs, Stack Overflow…",
+        "(1) Found 2: installed docs 2 · sources off: 1",
+        "(2) Found 3: installed docs 3 · Stack Overflow unreachable",
+        "(1) Checked the citations: 1 of 1 supported",
+    ]
