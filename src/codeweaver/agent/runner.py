@@ -4,7 +4,8 @@
 the input, opens the persistent checkpointer, and turns LangGraph's stream into plain
 `RunEvent`s — a step, a token of the answer, or the final result. A message is answered
 by the pipeline or the librarian loop; both graphs share the checkpointer,
-so either mode continues a thread the other started.
+so either mode continues a thread the other started. Each run counts its own model calls
+(a `UsageMeter` in the run's callbacks) into `RunResult.usage`.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
-from langchain_core.messages import AIMessageChunk, HumanMessage, RemoveMessage
+from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, RemoveMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from codeweaver.agent.citations import cited_first
@@ -28,6 +29,7 @@ from codeweaver.agent.librarian import build_librarian_graph
 from codeweaver.agent.result import RunEvent, RunResult
 from codeweaver.agent.state import PipelineOutput, is_reset
 from codeweaver.llm.structured import message_text
+from codeweaver.llm.usage import UsageMeter
 
 ANSWER_NODES = frozenset({"generate_answer", "generate_with_history", "librarian_answer"})
 # A node of each graph whose only edge goes to END: a state update made as that node
@@ -104,6 +106,10 @@ class Assistant:
             **_TURN_OUTPUTS,
         }
         announced: set[str] = set()  # ids of the steps streamed when they started
+        # LangChain hands a run's callbacks down to every model call in it, subgraphs and
+        # nodes calling the model directly alike; the model's own callbacks would also
+        # count other runs it serves meanwhile.
+        meter = UsageMeter()
         finished = False
         try:
             # Closed with this generator, so a dropped stream stops the run (and flushes
@@ -111,7 +117,7 @@ class Assistant:
             async with aclosing(
                 graph.astream(
                     payload,
-                    config,
+                    {**config, "callbacks": [meter]},
                     stream_mode=["updates", "messages", "values", "custom"],
                     subgraphs=True,
                     # `values` streams every channel unless told the output schema's.
@@ -157,8 +163,27 @@ class Assistant:
             question_type=final.get("question_type") if pipeline else None,
             cache_keys=_cache_keys(final) if pipeline else (),
             code_findings=tuple(final.get("code_findings") or ()),
+            usage=meter.snapshot(),
         )
         yield RunEvent("result", result=result)
+
+    async def seed(
+        self, thread_id: str, turns: Sequence[tuple[str, str]], mode: str = "pipeline"
+    ) -> None:
+        """Append `turns` (question, answer) to the thread's messages as if answered here.
+
+        For a conversation held elsewhere (an OpenAI client sends its whole transcript):
+        the next message is answered with that history in the model's memory. Nothing is
+        run; without a checkpointer threads keep no memory, so this does nothing.
+        """
+        chosen = validate_mode(mode)
+        if self.checkpointer is None or not turns:
+            return
+        graph = self.librarian if chosen == "librarian" else self._graph
+        messages = [m for q, a in turns for m in (HumanMessage(q), AIMessage(a))]
+        # As the closing node, so the update schedules nothing (see `_CLOSING_NODE`).
+        config = {"configurable": {"thread_id": thread_id}}
+        await graph.aupdate_state(config, {"messages": messages}, as_node=_CLOSING_NODE[chosen])
 
     async def _unanswered(self, graph: Any, config: dict[str, Any]) -> list[str]:
         """Ids of the questions that end the thread with no answer after them."""

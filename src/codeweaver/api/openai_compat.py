@@ -2,19 +2,22 @@
 chat UIs with an OpenAI base URL (Open WebUI, Continue, …) can ask CodeWeaver.
 
 The model picks the mode (`codeweaver`: the pipeline, `codeweaver-librarian`: the
-librarian). The question is the last user message; system messages and sampling options
-are ignored. Streams carry the steps in words as `delta.reasoning_content` while the
-answer is searched, written and checked, then the checked answer with its numbered
-sources as `delta.content`: a client cannot take back text it has shown, so the draft is
-never streamed, no reasoning follows the content, and the streamed content is exactly
-the reply a request without `stream` gets. Tokens, rate limit and Host/Origin checks are
-those of `/api/chat`; errors have OpenAI's shape (see `errors.py`).
+librarian). The question is the last user message, and the messages before it pick the
+session it continues (see `openai_sessions`); system messages and sampling options are
+ignored, while structured output (`response_format` other than text) and tools, which
+CodeWeaver cannot honour, are refused with a 400 naming the parameter. Streams carry
+the steps in words as `delta.reasoning_content` while the answer is searched, written and
+checked, then the checked answer with its numbered sources as `delta.content`: a client
+cannot take back text it has shown, so the draft is never streamed, no reasoning follows
+the content, and the streamed content is exactly the reply a request without `stream`
+gets. `usage` counts the tokens of every model call the answer made. Tokens, rate limit
+and Host/Origin checks are those of `/api/chat`; errors have OpenAI's shape (see
+`errors.py`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import re
@@ -41,8 +44,11 @@ from codeweaver.api.openai_schemas import (
     message_text,
     model_card,
     now,
+    openai_usage,
+    refuse_unsupported,
     usage_chunk,
 )
+from codeweaver.api.openai_sessions import PriorTurn, SessionFinder, prior_turns, seed
 from codeweaver.api.queue import QueueFullError, RunTicket
 from codeweaver.api.schemas import Service, User, limited
 from codeweaver.api.service import (
@@ -50,7 +56,6 @@ from codeweaver.api.service import (
     ServiceEvent,
     SessionNotFoundError,
     StoreUnavailableError,
-    new_session_id,
 )
 from codeweaver.memory.sessions import SESSION_ID
 from codeweaver.presentation.sources import answer_markdown
@@ -58,59 +63,6 @@ from codeweaver.presentation.sources import answer_markdown
 logger = logging.getLogger(__name__)
 
 SESSION_HEADER = "X-CodeWeaver-Session"
-# Chats that begin with the same question get numbered sessions; past this many the
-# next one gets a random id (it can then only be continued through the header).
-MAX_SAME_START = 16
-# How much of the first recorded answer must appear in the client's copy of it.
-FINGERPRINT_CHARS = 200
-
-
-def _normal(text: str) -> str:
-    return " ".join(text.split())
-
-
-def conversation_key(user: str, first_question: str) -> str:
-    """A stable digest of who asks and how the chat began (whitespace-normalised)."""
-    payload = json.dumps([user, _normal(first_question)], ensure_ascii=False)
-    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-
-
-async def _begins_with(chat: ChatService, session_id: str, first_answer: str) -> bool:
-    """Whether the session's first recorded answer is the client's first assistant reply
-    (which holds it, then the sources list we appended)."""
-    turns = await chat.store.index.turns(session_id)
-    recorded = _normal(turns[0].answer)[:FINGERPRINT_CHARS] if turns else ""
-    return bool(recorded) and recorded in _normal(first_answer)
-
-
-async def derive_session(
-    chat: ChatService, user: str, first_question: str, first_answer: str | None
-) -> str:
-    """The session a conversation continues, from its content alone.
-
-    Chats are keyed by (user, first user message); the chats sharing a key are numbered
-    `oai-<key>-<k>`, and the first assistant reply picks among them: a request holding
-    one continues the session whose first answer it is. A request without one starts a
-    chat, so it takes the first free number. When no session matches, the request starts
-    a new session even if `messages` holds earlier turns: that history is not replayed
-    into the graph, the new session begins with this question.
-    """
-    key = conversation_key(user, first_question)
-    first_free: str | None = None
-    for number in range(MAX_SAME_START):
-        session_id = f"oai-{key}-{number}"
-        info = await chat.store.index.session(session_id)
-        if info is None:
-            first_free = first_free or session_id
-            if first_answer is None:
-                break
-        elif (
-            first_answer is not None
-            and info.owner == user
-            and await _begins_with(chat, session_id, first_answer)
-        ):
-            return session_id
-    return first_free or new_session_id()
 
 
 def _no_model(model: str) -> OpenAIError:
@@ -118,8 +70,8 @@ def _no_model(model: str) -> OpenAIError:
     return OpenAIError(404, message, param="model", code="model_not_found")
 
 
-def _question(messages: list[ChatMessage]) -> tuple[str, str, str | None]:
-    """(the question, the first user message, the first assistant reply if any)."""
+def _question(messages: list[ChatMessage]) -> tuple[str, list[PriorTurn]]:
+    """(the question: the last user message, the turns before it)."""
     users = [n for n, m in enumerate(messages) if m.role == "user"]
     if not users:
         raise OpenAIError(400, "messages must hold a message with role 'user'", param="messages")
@@ -128,36 +80,48 @@ def _question(messages: list[ChatMessage]) -> tuple[str, str, str | None]:
     except UnsupportedContentError as exc:
         where = f"messages.{users[-1]}.content"
         raise OpenAIError(400, str(exc), param=where, code="unsupported_content") from None
-    replies = [m for m in messages[users[0] :] if m.role == "assistant"]
-    first_answer = message_text(replies[0]) if replies else None
-    return question, message_text(messages[users[0]]), first_answer
+    return question, prior_turns(messages[: users[-1]])
 
 
 async def _admit(
-    chat: ChatService, body: ChatCompletionRequest, user: str, header: str | None
+    chat: ChatService,
+    finder: SessionFinder,
+    body: ChatCompletionRequest,
+    user: str,
+    header: str | None,
 ) -> tuple[str, RunTicket, str]:
-    """Check the model, the message and the session, then take a place in line."""
+    """Check the request and the session, then take a place in line; a derived session
+    is busy from here on (released by the caller when the run ends, or here on failure)."""
     if body.model not in MODELS:
         raise _no_model(body.model)
-    question, first_question, first_answer = _question(body.messages)
+    refuse_unsupported(body)
+    question, prior = _question(body.messages)
     if header is not None and not SESSION_ID.match(header):
         message = f"{SESSION_HEADER} must be 1-64 letters, digits, '-' or '_'"
         raise OpenAIError(400, message, param=SESSION_HEADER)
     session_id = header
-    try:
-        if session_id is None:
-            chat.writable()
-            session_id = await derive_session(chat, user, first_question, first_answer)
-        await chat.claim(session_id, user)
-        question, ticket = await chat.reserve(question)
-    except InvalidQuestionError as exc:
-        raise OpenAIError(400, str(exc), param="messages", code="invalid_question") from None
-    except SessionNotFoundError:
-        raise HTTPException(404, f"no session {session_id}") from None
-    except StoreUnavailableError as exc:
-        raise HTTPException(503, str(exc)) from None
-    except QueueFullError as exc:
-        raise HTTPException(503, str(exc), headers={"Retry-After": str(exc.retry_after)}) from None
+    turns: list[PriorTurn] = []  # to seed a new session with
+    # Undone if the request is refused: the derived session freed, the place given back.
+    with contextlib.ExitStack() as undo:
+        try:
+            if session_id is None:
+                chat.writable()
+                session_id, turns = await finder.derive(chat, user, question, prior)
+                undo.callback(finder.release, session_id)
+            await chat.claim(session_id, user)
+            question, ticket = await chat.reserve(question)
+            undo.callback(ticket.cancel)
+            await seed(chat, session_id, turns, MODELS[body.model], user)
+        except InvalidQuestionError as exc:
+            raise OpenAIError(400, str(exc), param="messages", code="invalid_question") from None
+        except SessionNotFoundError:
+            raise HTTPException(404, f"no session {session_id}") from None
+        except StoreUnavailableError as exc:
+            raise HTTPException(503, str(exc)) from None
+        except QueueFullError as exc:
+            retry = {"Retry-After": str(exc.retry_after)}
+            raise HTTPException(503, str(exc), headers=retry) from None
+        undo.pop_all()
     return question, ticket, session_id
 
 
@@ -181,6 +145,7 @@ async def _chunks(
 ) -> AsyncIterator[dict[str, str]]:
     """The run as `chat.completion.chunk` events, then `[DONE]`."""
     ident, created, model = completion_id(), now(), body.model
+    usage = openai_usage({})
 
     def data(payload: Mapping[str, Any]) -> dict[str, str]:
         return {"data": json.dumps(json_safe(payload), ensure_ascii=False, default=str)}
@@ -196,22 +161,23 @@ async def _chunks(
             if event.kind == "done":
                 for piece in _pieces(answer_markdown(event.data)):
                     yield data(chunk(ident, created, model, {"content": piece}))
+                usage = openai_usage(event.data)
                 break
             if line := _reasoning(event):
                 yield data(chunk(ident, created, model, {"reasoning_content": line}))
     yield data(chunk(ident, created, model, {}, finish_reason="stop"))
     if body.stream_options is not None and body.stream_options.include_usage:
-        yield data(usage_chunk(ident, created, model))
+        yield data(usage_chunk(ident, created, model, usage))
     yield {"data": "[DONE]"}
 
 
-async def _answer(events: AsyncGenerator[ServiceEvent, None]) -> str:
-    """The whole answer and its sources, for a request that does not stream."""
+async def _answer(events: AsyncGenerator[ServiceEvent, None]) -> tuple[str, dict[str, int]]:
+    """The whole answer and its sources, and its usage, for a request that does not stream."""
     # Closed explicitly, so the slot is given back as soon as the answer is done.
     async with contextlib.aclosing(events) as run:
         async for event in run:
             if event.kind == "done":
-                return answer_markdown(event.data)
+                return answer_markdown(event.data), openai_usage(event.data)
             if event.kind == "error":
                 message = str(event.data.get("message", "the answer failed"))
                 if event.data.get("retryable"):
@@ -224,6 +190,7 @@ def openai_router(ping_seconds: float = 15.0) -> APIRouter:
     """The `/v1` routes; `ping_seconds` spaces the keep-alive comments of a stream."""
     router = APIRouter(prefix="/v1", tags=["openai"])
     created = now()
+    finder = SessionFinder()
 
     @router.get("/models", responses=error_responses(401, 421))
     async def list_models(_user: User) -> dict[str, Any]:
@@ -254,16 +221,18 @@ def openai_router(ping_seconds: float = 15.0) -> APIRouter:
         """A `chat.completion`, or with `stream: true` its chunks as Server-Sent Events.
 
         The conversation continues a CodeWeaver session: the `X-CodeWeaver-Session`
-        header names it, else it is derived from the messages (see `derive_session`);
+        header names it, else it is derived from the messages (see `openai_sessions`);
         the response's `X-CodeWeaver-Session` header says which.
         """
-        question, ticket, session_id = await _admit(chat, body, user, session_header)
+        question, ticket, session_id = await _admit(chat, finder, body, user, session_header)
         events = chat.stream(question, ticket, session_id, MODELS[body.model], user)
+        if session_header is None:
+            events = finder.held(session_id, events)
         headers = {SESSION_HEADER: session_id}
         if body.stream:
             return EventSourceResponse(_chunks(events, body), ping=ping_seconds, headers=headers)
-        content = await _answer(events)
-        reply = completion(completion_id(), now(), body.model, content)
+        content, usage = await _answer(events)
+        reply = completion(completion_id(), now(), body.model, content, usage)
         return JSONResponse(json_safe(reply), headers=headers)
 
     return router

@@ -3,6 +3,9 @@
 
 Field names follow the `openai` package's own types (`openai.types.chat`); nothing is
 added except `delta.reasoning_content`, which chat UIs show as the model's thinking.
+Parameters CodeWeaver cannot honour (structured output, tools) are refused, as OpenAI
+refuses what a model does not support, rather than ignored: a client that relies on them
+would otherwise fail later, parsing Markdown as JSON.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from codeweaver.agent.input_check import Mode
+from codeweaver.api.errors import OpenAIError
 
 # Model id -> CodeWeaver mode.
 MODELS: dict[str, Mode] = {"codeweaver": "pipeline", "codeweaver-librarian": "librarian"}
@@ -45,9 +49,15 @@ class StreamOptions(BaseModel):
     include_usage: bool | None = None
 
 
+class ResponseFormat(BaseModel):
+    model_config = ConfigDict(extra="allow")  # json_schema
+
+    type: str
+
+
 class ChatCompletionRequest(BaseModel):
     """OpenAI's `CompletionCreateParams`; sampling options (temperature, max_tokens, …)
-    are accepted and ignored: the pipeline chooses its own."""
+    are accepted and ignored: the pipeline chooses its own. See `refuse_unsupported`."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -56,6 +66,43 @@ class ChatCompletionRequest(BaseModel):
     stream: bool | None = False
     stream_options: StreamOptions | None = None
     n: Literal[1] | None = None
+    response_format: ResponseFormat | None = None
+    tools: list[Any] | None = None
+    tool_choice: str | dict[str, Any] | None = None
+    functions: list[Any] | None = None  # the older spelling of `tools`
+    function_call: str | dict[str, Any] | None = None  # … and of `tool_choice`
+
+
+_MARKDOWN_ONLY = "CodeWeaver answers in Markdown text"
+
+
+def refuse_unsupported(body: ChatCompletionRequest) -> None:
+    """OpenAI's 400 naming the parameter, for structured output and tools."""
+    kind = body.response_format.type if body.response_format is not None else "text"
+    if kind != "text":
+        raise OpenAIError(
+            400,
+            f"Invalid parameter: 'response_format' of type {kind!r} is not supported: "
+            f"{_MARKDOWN_ONLY}; ask for the format in the message instead.",
+            param="response_format",
+            code="unsupported_value",
+        )
+    for param, value in [("tools", body.tools), ("functions", body.functions)]:
+        if value:
+            raise OpenAIError(
+                400,
+                f"'{param}' is not supported: {_MARKDOWN_ONLY} and calls no tools.",
+                param=param,
+                code="unsupported_parameter",
+            )
+    for param, choice in [("tool_choice", body.tool_choice), ("function_call", body.function_call)]:
+        if choice is not None and choice != "none":
+            raise OpenAIError(
+                400,
+                f"'{param}' must be 'none' or left out: {_MARKDOWN_ONLY} and calls no tools.",
+                param=param,
+                code="unsupported_value",
+            )
 
 
 class OpenAIErrorDetail(BaseModel):
@@ -129,12 +176,21 @@ def now() -> int:
     return int(time.time())
 
 
-# Not counted: the pipeline makes several model calls per answer, and the service does
-# not report their tokens; OpenAI's schema requires the object, so it holds zeros.
-ZERO_USAGE = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+def openai_usage(done: Mapping[str, Any]) -> dict[str, int]:
+    """OpenAI's `usage` from a `done` event's: every model call of the answer summed (one
+    answered from the cache counts only the calls it made)."""
+    usage = done.get("usage") or {}
+    prompt, completion = int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0))
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
 
 
-def completion(ident: str, created: int, model: str, content: str) -> dict[str, Any]:
+def completion(
+    ident: str, created: int, model: str, content: str, usage: Mapping[str, int]
+) -> dict[str, Any]:
     """A `chat.completion` with one choice."""
     return {
         "id": ident,
@@ -149,7 +205,7 @@ def completion(ident: str, created: int, model: str, content: str) -> dict[str, 
                 "finish_reason": "stop",
             }
         ],
-        "usage": dict(ZERO_USAGE),
+        "usage": dict(usage),
     }
 
 
@@ -172,7 +228,7 @@ def chunk(
     }
 
 
-def usage_chunk(ident: str, created: int, model: str) -> dict[str, Any]:
+def usage_chunk(ident: str, created: int, model: str, usage: Mapping[str, int]) -> dict[str, Any]:
     """The last chunk when `stream_options.include_usage` asks for it: no choices."""
     return {
         "id": ident,
@@ -180,7 +236,7 @@ def usage_chunk(ident: str, created: int, model: str) -> dict[str, Any]:
         "created": created,
         "model": model,
         "choices": [],
-        "usage": dict(ZERO_USAGE),
+        "usage": dict(usage),
     }
 
 

@@ -218,6 +218,8 @@ class ChatService:
             "code_findings": list(result.code_findings),
             "progress": lines,
             "steps": result.steps,
+            # The run's model calls and tokens (a cached answer counts only what it asked).
+            "usage": result.usage.to_dict(),
         }
 
     async def sessions(self, limit: int = 100, owner: str = DEFAULT_OWNER) -> list[SessionInfo]:

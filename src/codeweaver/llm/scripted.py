@@ -4,6 +4,10 @@ Every prompt CodeWeaver sends starts with a system message whose `name` is the t
 (`create_plan`, `analyze_question`, …; see `codeweaver.agent.prompts`). The script maps a
 task to a reply: a string, a list of strings used in turn (the last one repeats), or a
 function of the messages. Calls are recorded so tests can assert which tasks ran.
+
+Each reply reports its usage as a provider would, in `usage_metadata` (on the last chunk
+when streamed): words for tokens — the whitespace-split words of every message sent, and
+of the reply — so token counts are deterministic and tests can compute them.
 """
 
 from __future__ import annotations
@@ -18,12 +22,24 @@ from typing import Any
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.messages.ai import UsageMetadata
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import ConfigDict, PrivateAttr
 
 from codeweaver.llm.structured import message_text
 
 Reply = str | Sequence[str] | Callable[[list[BaseMessage]], str]
+
+
+def word_usage(messages: Sequence[BaseMessage], reply: str) -> UsageMetadata:
+    """The scripted model's token counts: words sent in, words of the reply."""
+    prompt = sum(len(message_text(m).split()) for m in messages)
+    completion = len(reply.split())
+    return {
+        "input_tokens": prompt,
+        "output_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
 
 
 def task_of(messages: list[BaseMessage]) -> str:
@@ -82,7 +98,9 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(self._reply(messages)))])
+        reply = self._reply(messages)
+        message = AIMessage(reply, usage_metadata=word_usage(messages, reply))
+        return ChatResult(generations=[ChatGeneration(message=message)])
 
     def _stream(
         self,
@@ -91,10 +109,14 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> Iterator[ChatGenerationChunk]:
-        pieces = self._reply(messages).split(" ")
+        reply = self._reply(messages)
+        pieces = reply.split(" ")
         for index, piece in enumerate(pieces):
-            token = piece if index == len(pieces) - 1 else piece + " "
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=token))
+            last = index == len(pieces) - 1
+            token = piece if last else piece + " "
+            # Chunks' usage adds up when merged: the whole call's goes on the last one.
+            usage = word_usage(messages, reply) if last else None
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=token, usage_metadata=usage))
             if run_manager:
                 run_manager.on_llm_new_token(token, chunk=chunk)
             yield chunk

@@ -1,7 +1,9 @@
 """Count what a chat model is asked: calls, prompt and completion tokens.
 
 `UsageMeter` is a LangChain callback handler, so it works with every provider: attach it
-to a model (`meter.attach(llm)`) and each finished call adds its usage. Token counts come
+to a model (`meter.attach(llm)`) and each finished call adds its usage; or put it in a
+run's config (`{"callbacks": [meter]}`), which LangChain hands down to every call the run
+makes, so it counts that run's calls and no other's. Token counts come
 from the message's `usage_metadata` (the local model fills it on both paths, invoke and
 stream); a provider that reports none counts as zero tokens, never as a missing call.
 """
@@ -9,7 +11,6 @@ stream); a provider that reports none counts as zero tokens, never as a missing 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -17,21 +18,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
+from codeweaver.agent.result import Usage
 
-@dataclass(frozen=True)
-class Usage:
-    """Totals of a span of calls."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def __sub__(self, other: Usage) -> Usage:
-        return Usage(
-            self.calls - other.calls,
-            self.prompt_tokens - other.prompt_tokens,
-            self.completion_tokens - other.completion_tokens,
-        )
+__all__ = ["Usage", "UsageMeter"]
 
 
 def _tokens(message: BaseMessage) -> tuple[int, int]:

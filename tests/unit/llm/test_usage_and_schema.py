@@ -6,7 +6,13 @@ from collections.abc import Iterator
 from typing import Any, Literal
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, HumanMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+)
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from pydantic import BaseModel, PrivateAttr
 
@@ -48,6 +54,19 @@ class _Metered(ScriptedChatModel):
         yield ChatGenerationChunk(message=AIMessageChunk(content="", usage_metadata=usage))
 
 
+class _Silent(ScriptedChatModel):
+    """A provider that reports no usage at all."""
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(self._reply(messages)))])
+
+
 class _Constrained(ScriptedChatModel):
     _seen: list[dict[str, Any]] = PrivateAttr(default_factory=list)
 
@@ -78,11 +97,23 @@ async def test_the_meter_counts_calls_and_tokens_on_invoke_and_stream() -> None:
 
 
 async def test_a_provider_without_usage_still_counts_its_calls() -> None:
-    llm = ScriptedChatModel(script={}, default="ok")
+    llm = _Silent(script={}, default="ok")
     meter = UsageMeter()
     meter.attach(llm)
-    await llm.ainvoke([HumanMessage("hi")])
+    reply = await llm.ainvoke([HumanMessage("hi")])
+    assert reply.usage_metadata is None
     assert meter.snapshot() == Usage(calls=1)
+
+
+async def test_the_scripted_model_counts_words_as_tokens_invoked_or_streamed() -> None:
+    llm = ScriptedChatModel(script={"ask": "Use the csv module."})
+    sent = [SystemMessage("Answer the question.", name="ask"), HumanMessage("How do I read CSV?")]
+    reply = await llm.ainvoke(sent)
+    assert reply.usage_metadata == {"input_tokens": 8, "output_tokens": 4, "total_tokens": 12}
+    meter = UsageMeter()
+    async for _ in llm.astream(sent, config={"callbacks": [meter]}):
+        pass
+    assert meter.snapshot() == Usage(calls=1, prompt_tokens=8, completion_tokens=4)
 
 
 async def test_a_schema_constrained_model_is_asked_for_the_schema() -> None:
