@@ -7,6 +7,7 @@ depend on it without depending on each other.
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any, Literal, NotRequired
 
 # typing_extensions: pydantic (LangGraph Studio's schema pages) rejects typing.TypedDict on 3.11.
@@ -49,6 +50,31 @@ class Step(TypedDict):
     data: NotRequired[dict[str, Any]]
 
 
+# Here rather than beside `llm.usage.UsageMeter` (which re-exports it): a run's result
+# carries it, and the modules that show a result must not import LangChain.
+@dataclass(frozen=True)
+class Usage:
+    """Totals of a span of model calls."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __sub__(self, other: Usage) -> Usage:
+        return Usage(
+            self.calls - other.calls,
+            self.prompt_tokens - other.prompt_tokens,
+            self.completion_tokens - other.completion_tokens,
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "calls": self.calls,
+        }
+
+
 def step(node: str, kind: StepKind, message: str, **data: Any) -> Step:
     """A new step with a fresh id."""
     item: Step = {"id": uuid.uuid4().hex[:16], "node": node, "kind": kind, "message": message}
@@ -57,4 +83,4 @@ def step(node: str, kind: StepKind, message: str, **data: Any) -> Step:
     return item
 
 
-__all__ = ["Intent", "SearchResult", "Step", "StepKind", "step"]
+__all__ = ["Intent", "SearchResult", "Step", "StepKind", "Usage", "step"]

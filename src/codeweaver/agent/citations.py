@@ -16,11 +16,9 @@ from functools import partial
 from codeweaver.agent.state import SearchResult
 from codeweaver.agent.user_text import say
 from codeweaver.words import tokens
+from codeweaver.words.markers import CITATION, cited_numbers, outside_code
 
-CITATION = re.compile(r"\[(\d{1,3})\]")
 _CITATION_WITH_SPACE = re.compile(r"[ \t]?\[(\d{1,3})\]")
-# Code blocks and code spans: `event.path[0]` holds an index, not a citation.
-_CODE = re.compile(r"```.*?(?:```|\Z)|`[^`\n]*`", re.DOTALL)
 _SOURCE_HEADING = re.compile(
     r"^\s*(?:#+\s*)?(?:\*\*)?(?:sources?(?: cited| used| list)?|references?|출처|"
     r"참고(?: ?자료)?|(?:참고 ?)?자료(?: ?목록)?)"
@@ -47,21 +45,6 @@ def strip_source_list(answer: str) -> str:
     if lines and not listy:
         return answer
     return answer[: match.start()].rstrip()
-
-
-def outside_code(text: str, change: Callable[[str], str]) -> str:
-    """`text` with `change` applied to every stretch outside code blocks and code spans."""
-    parts: list[str] = []
-    position = 0
-    for match in _CODE.finditer(text):
-        parts += [change(text[position : match.start()]), match.group(0)]
-        position = match.end()
-    return "".join([*parts, change(text[position:])])
-
-
-def cited_numbers(text: str) -> list[int]:
-    """The numbers of the `[n]` markers of `text`, in order, none from inside code."""
-    return [int(n) for n in CITATION.findall(_CODE.sub(" ", text))]
 
 
 def strip_citations(text: str) -> str:

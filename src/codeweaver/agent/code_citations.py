@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from codeweaver.agent.citations import CITATION
 from codeweaver.agent.state import SearchResult
+from codeweaver.words.markers import CITATION
 
 _FENCED = re.compile(r"```[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
 # A line this short ("}", "return x", "n = 4") is shared by chance, not copied.

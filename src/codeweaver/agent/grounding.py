@@ -26,18 +26,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from codeweaver.agent.api_citations import cited_by_name
-from codeweaver.agent.citations import (
-    CITATION,
-    cited_numbers,
-    drop_unknown_citations,
-    remove_citations,
-    strip_citations,
-)
+from codeweaver.agent.citations import drop_unknown_citations, remove_citations, strip_citations
 from codeweaver.agent.code_citations import introduces_code
 from codeweaver.agent.restatement import best_alignment
 from codeweaver.agent.text import sentences
 from codeweaver.agent.user_text import say
 from codeweaver.words import NEGATION, STOPWORDS, stemmed_words, subject_words
+from codeweaver.words.markers import CITATION, cited_numbers
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

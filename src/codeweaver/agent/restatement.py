@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import pairwise
 
-from codeweaver.agent.citations import CITATION
 from codeweaver.agent.text import sentences
 from codeweaver.words.lexicon import RESTATEMENT_NEGATIONS
+from codeweaver.words.markers import CITATION
 
 RESTATED = 0.8  # share of a claim's words aligned with one source sentence: a restatement
 MIN_ALIGNED = 4  # fewer aligned words than this prove nothing either way

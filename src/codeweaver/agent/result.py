@@ -3,35 +3,10 @@ from the runner so the CLI can show a result without importing the graph."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from codeweaver.vocabulary import SearchResult, Step
-
-
-# Here rather than beside `UsageMeter` (which re-exports it): a result carries it, and this
-# module must not import LangChain.
-@dataclass(frozen=True)
-class Usage:
-    """Totals of a span of model calls."""
-
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def __sub__(self, other: Usage) -> Usage:
-        return Usage(
-            self.calls - other.calls,
-            self.prompt_tokens - other.prompt_tokens,
-            self.completion_tokens - other.completion_tokens,
-        )
-
-    def to_dict(self) -> dict[str, int]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "calls": self.calls,
-        }
+from codeweaver.vocabulary import SearchResult, Step, Usage
 
 
 @dataclass(frozen=True)
@@ -48,7 +23,7 @@ class RunResult:
     # What the answer's code still uses that is missing at the installed versions.
     code_findings: tuple[dict[str, Any], ...] = ()
     # Every model call of the run, subgraphs included (none: a rule or the cache answered).
-    usage: Usage = Usage()
+    usage: Usage = field(default_factory=Usage)
 
     def to_dict(self) -> dict[str, Any]:
         return {

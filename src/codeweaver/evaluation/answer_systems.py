@@ -16,7 +16,6 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import BaseModel, Field
 
 from codeweaver.agent import prompts
-from codeweaver.agent.citations import CITATION
 from codeweaver.agent.runner import RunResult
 from codeweaver.agent.state import SearchResult
 from codeweaver.config import Settings
@@ -25,6 +24,7 @@ from codeweaver.factory import build_deps, open_assistant, prepare_sources
 from codeweaver.llm.structured import ainvoke_structured, message_text
 from codeweaver.sources.base import source_names
 from codeweaver.sources.probe import ONLINE_SOURCES
+from codeweaver.words.markers import CITATION
 
 if TYPE_CHECKING:
     from codeweaver.evaluation.stackexchange_loopback import StackExchangeLoopback

@@ -24,13 +24,13 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from codeweaver.agent.citations import CITATION, cited_numbers
 from codeweaver.agent.grounding import GroundingReport as Check
 from codeweaver.agent.grounding import check_grounding
 from codeweaver.agent.restatement import words
 from codeweaver.agent.text import sentences
 from codeweaver.evaluation.datasets import DatasetError, read_jsonl
 from codeweaver.evaluation.metrics import ratio
+from codeweaver.words.markers import CITATION, cited_numbers
 
 if TYPE_CHECKING:
     from pathlib import Path

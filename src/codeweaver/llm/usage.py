@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 
-from codeweaver.agent.result import Usage
+from codeweaver.vocabulary import Usage
 
 __all__ = ["Usage", "UsageMeter"]
 

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from codeweaver.agent.citations import cited_numbers
 from codeweaver.agent.user_text import say, source_label
 from codeweaver.presentation.clean import one_line, safe_url
+from codeweaver.words.markers import cited_numbers
 
 TITLE_CHARS = 200
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>])")

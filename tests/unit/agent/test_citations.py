@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from codeweaver.agent.citations import (
     attribute_citations,
-    cited_numbers,
     drop_unknown_citations,
     remove_citations,
     renumber_citations,
@@ -12,6 +11,7 @@ from codeweaver.agent.citations import (
     tidy_answer,
 )
 from codeweaver.agent.state import SearchResult
+from codeweaver.words.markers import cited_numbers
 
 
 def source(title: str, summary: str) -> SearchResult:
