@@ -138,8 +138,8 @@ TEXTS: dict[str, Texts] = {
     "progress_off": {"en": " · sources off: {count}", "ko": " · 꺼진 자료원 {count}개"},
     "progress_writing": {"en": "Writing the answer", "ko": "답변 작성 중"},
     "progress_writing_from": {
-        "en": "Writing the answer (relevant results: {kept} of {total})",
-        "ko": "결과 {total}건 중 관련 있는 {kept}건으로 답변 작성 중",
+        "en": "Writing the answer (relevant sources: {count})",
+        "ko": "관련 자료 {count}건으로 답변 작성 중",
     },
     "progress_rewriting": {
         "en": "Rewriting the answer: {why}",

@@ -217,11 +217,13 @@ class Progress:
             self._round(part).reported = True
             text = self._say("progress_found_none") + self._off_text()
             return self._line("found", text, part) + self._other(part, node, kind, message, data)
-        if node == "filter_and_score" and message.startswith("kept"):
-            kept, _, total = message.removeprefix("kept ").partition(" of ")
-            if kept.strip() in ("", "0"):
-                return self._line("write", self._say("progress_writing"), part)
-            text = self._say("progress_writing_from", kept=kept, total=total)
+        if node == "generate_answer" and kind == "act" and data.get("attempt") == 1:
+            count = int(data.get("sources") or 0)
+            text = (
+                self._say("progress_writing_from", count=count)
+                if count
+                else self._say("progress_writing")
+            )
             return self._line("write", text, part)
         if node == "librarian_agent" and data.get("tool") == "answer":
             return self._line("write", self._say("progress_writing"))

@@ -16,7 +16,9 @@ SCRIPT = {
 
 
 def searched_nodes(steps: list[dict[str, object]]) -> set[str]:
-    return {str(s["node"]) for s in steps if s["kind"] == "act"}
+    return {
+        str(s["node"]) for s in steps if s["kind"] == "act" and "query" in (s.get("data") or {})
+    }
 
 
 async def test_two_failing_sources_do_not_fail_the_answer(tmp_path: Path) -> None:

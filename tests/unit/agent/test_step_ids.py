@@ -25,8 +25,9 @@ async def test_each_step_is_streamed_once_and_matches_the_turns_record(tmp_path:
 
     ids = [s["id"] for s in streamed]
     assert all(ids) and Counter(ids).most_common(1)[0][1] == 1  # present, never repeated
-    # Each search is announced as it starts and returned in its node's update: once.
+    # Each search, and the writing, is announced as it starts and returned in its node's
+    # update: once.
     acts = [s["node"] for s in streamed if s["kind"] == "act"]
-    assert sorted(acts) == ["search_official_docs", "search_stackoverflow"]
+    assert sorted(acts) == ["generate_answer", "search_official_docs", "search_stackoverflow"]
     # What was shown live is what the turn records: the same steps, by id.
     assert set(ids) == {s["id"] for s in result.steps}

@@ -89,6 +89,12 @@ def test_answer_lists_cited_sources_the_others_on_one_line_steps_and_session() -
             "data": {"answered": "installed_docs"},
         },
         {"node": "filter_and_score", "kind": "observe", "message": "kept 2 of 2"},
+        {
+            "node": "generate_answer",
+            "kind": "act",
+            "message": "writing draft 1 from 2 sources",
+            "data": {"attempt": 1, "sources": 2},
+        },
     ]
     done = {
         "answer": "Use open() [1].",
@@ -113,7 +119,7 @@ def test_answer_lists_cited_sources_the_others_on_one_line_steps_and_session() -
     assert "Also retrieved, not cited: [2] Other <b>page</b>\n" in text
     assert (
         "Steps:\n- Understanding the question\n- Searching installed docs…\n"
-        "- Found 2: installed docs 2\n- Writing the answer (relevant results: 2 of 2)\n"
+        "- Found 2: installed docs 2\n- Writing the answer (relevant sources: 2)\n"
     ) in text
     assert "Session: abc123" in text
     assert "\x1b" not in text and "\u202e" not in text

@@ -74,7 +74,7 @@ async def test_ask_answers_with_sources_steps_session_and_progress(tmp_path: Pat
         "Understanding the question",
         "Searching installed docs…",
         "Found 2: installed docs 2 · sources off: 5",
-        "Writing the answer (relevant results: 2 of 2)",
+        "Writing the answer (relevant sources: 2)",
         "Checked the citations: 2 of 2 supported",
     ]
     assert len(messages) <= 12 and not any("_" in m for m in messages)

@@ -23,18 +23,18 @@ def step(node: str, kind: str, message: str, **data: Any) -> dict[str, Any]:
     return {"id": message, "node": node, "kind": kind, "message": message, "data": data}
 
 
-def test_a_real_run_of_thirty_steps_reads_as_seven_lines() -> None:
+def test_a_real_run_of_thirty_one_steps_reads_as_seven_lines() -> None:
     # Recorded from `codeweaver ask … --json` with the local model: Stack Overflow and
     # the web offline, three sources without their key or files, two found results.
     steps = _steps("single_question.json")
-    assert len(steps) == 30
+    assert len(steps) == 31
     assert _texts(steps) == [
         "Understanding the question",
         "Searching Stack Overflow, installed docs, knowledge base…",
         "Also searching the web…",
         "Found 2: installed docs 1, knowledge base 1 · Stack Overflow, the web unreachable"
         " · sources off: 3",
-        "Writing the answer (relevant results: 2 of 2)",
+        "Writing the answer (relevant sources: 1)",
         "Checked the citations: 1 of 2 supported, 1 unsupported removed",
         "Checked the code against the installed versions: 2 API uses, none missing",
     ]
@@ -71,6 +71,7 @@ def test_nothing_searchable_says_why_before_writing() -> None:
         step("search_web", "observe", "skipped: fallback: runs when fewer than 3 documents"),
         step("search_local_code", "observe", "skipped: not used for learning questions"),
         step("filter_and_score", "observe", "kept 0 of 0"),
+        step("generate_answer", "act", "writing draft 1 from 0 sources", attempt=1, sources=0),
     ]
     assert _texts(steps) == [
         "Understanding the question",
@@ -137,11 +138,12 @@ def test_a_long_run_stays_within_the_budget_and_keeps_the_check() -> None:
         steps.append(step("search_web", "observe", "1 results from web", answered="web"))
         steps.append(step("evaluate_results", "think", "refine: weak"))
     steps.append(step("filter_and_score", "observe", "kept 1 of 20"))
+    steps.append(step("generate_answer", "act", "writing draft 1", attempt=1, sources=1))
     steps.append(step("check_answer", "observe", "ok", passed=True, claims=1, unsupported=[]))
     texts = _texts(steps)
     assert len(texts) <= MAX_LINES
     assert texts[-2:] == [
-        "Writing the answer (relevant results: 1 of 20)",
+        "Writing the answer (relevant sources: 1)",
         "Checked the citations: 1 of 1 supported",
     ]
 

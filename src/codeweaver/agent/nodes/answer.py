@@ -13,7 +13,7 @@ from codeweaver.agent import prompts
 from codeweaver.agent.api_citations import cite_used_apis, cited_by_name
 from codeweaver.agent.citations import renumber_citations, tidy_answer
 from codeweaver.agent.code_citations import cite_copied_code
-from codeweaver.agent.deps import Deps, step
+from codeweaver.agent.deps import Deps, announce, step
 from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
 from codeweaver.agent.user_text import say
 from codeweaver.agent.versions import dated_title, installed_versions, names_in
@@ -98,13 +98,23 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         else prompts.alone_messages(question, language, code_feedback)
     )
     attempt = int(state.get("answer_attempt") or 0) + 1
+    # Said when writing starts (a local model writes for tens of seconds), with the
+    # number of sources the answer is written from: what its notice counts if it cites none.
+    start = step(
+        "generate_answer",
+        "act",
+        f"writing draft {attempt} from {len(sources)} sources",
+        attempt=attempt,
+        sources=len(sources),
+    )
+    announce(state, start)
     answer, reason = await write_answer(deps.llm, messages, sources, language, question)
     if reason:
         return {
             "answer": _fallback_answer(language, reason, sources),
             "answer_failed": True,
             "answer_attempt": attempt,
-            "intermediate_steps": [step("generate_answer", "error", reason)],
+            "intermediate_steps": [start, step("generate_answer", "error", reason)],
         }
     answer, _ = cite_copied_code(answer, sources)
     answer, used = cite_used_apis(answer, by_name, len(sources) + 1)
@@ -116,7 +126,7 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         "filtered_results": [*sources, *used],
         "answer_failed": False,
         "answer_attempt": attempt,
-        "intermediate_steps": [step("generate_answer", "observe", note, attempt=attempt)],
+        "intermediate_steps": [start, step("generate_answer", "observe", note, attempt=attempt)],
     }
 
 
