@@ -1,34 +1,89 @@
-"""The Gradio app: the web page's chat, live steps and sessions over the same `ChatService`.
+"""The Gradio app: the web page's chat, steps in words and sessions over the same `ChatService`.
 
-`codeweaver serve --gradio` mounts it at `/gradio`. Answers, source titles and step messages
+`codeweaver serve --gradio` mounts it at `/gradio`. Answers, source titles and progress lines
 are untrusted (web and model text): they reach Gradio's sanitised Markdown with raw HTML and
-images made inert, custom tags stripped and titles escaped. Gradio is imported only here.
+images made inert, custom tags stripped and titles escaped. A citation `[n]` links to its
+entry in the source list under the answer; thumbs up and down rate the answer as the page's
+do. Gradio is imported only here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from zoneinfo import ZoneInfo
 
 from codeweaver.agent.input_check import InvalidQuestionError
+from codeweaver.agent.language import detect_language
+from codeweaver.agent.user_text import say
 from codeweaver.api.auth import DEFAULT_USER, TokenTable
 from codeweaver.api.queue import QueueFullError
-from codeweaver.api.service import ChatService, SessionNotFoundError, StoreUnavailableError
-from codeweaver.presentation.clean import safe_url
+from codeweaver.api.service import (
+    ChatService,
+    SessionNotFoundError,
+    StoreUnavailableError,
+    TurnNotFoundError,
+)
+from codeweaver.memory.sessions import SessionInfo
+from codeweaver.presentation.clean import one_line
+from codeweaver.presentation.progress import Progress
+from codeweaver.presentation.sources import SourceView, markdown_item, markdown_text
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
 
 MISSING = "the Gradio app needs the gradio extra: pip install 'codeweaver[gradio]'"
-MAX_STEPS = 200
+TITLE_CHARS = 70
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&$:])")
 _CODE = re.compile(r"(```.*?(?:```|$)|`[^`\n]*`)", re.DOTALL)
-_URL_SAFE = ":/?#@!$&'*+,;=%~"
+# `[n]` as a citation (`[1][2]` are two, "합니다[1]" is one): not an index (`a[1]`), an
+# escaped bracket, a link (`[1](url)`) or a reference definition (`[1]: url`).
+_CITATION = re.compile(r"(?<![A-Za-z0-9_\\])\[(\d{1,3})\](?![(:])")
+_FENCE = re.compile(r"(`{3,}|~{3,})[\w+#.-]*")
+_FENCED = re.compile(r"(`{3,}|~{3,}).*?(?:\1|$)", re.DOTALL)
+# Reads the browser's time zone once, on load, so session times are the reader's own.
+_TIME_ZONE_JS = "() => Intl.DateTimeFormat().resolvedOptions().timeZone"
 
-Outputs = tuple[list[Any], str, str | None, str]
+# Gradio shows chat text at 80 % opacity and colours code below 4.5:1 on its code
+# background (axe: colour contrast): the text is shown in full and the code keeps its
+# hues, darker in light mode and as Gradio's own dark palette in dark mode. The session
+# list stacks and scrolls instead of wrapping into rows of pills.
+_TOKENS = {
+    "comment, prolog, doctype, cdata, punctuation": ("#4d5560", "#9aa3b0"),
+    "property, tag, boolean, number, constant, symbol, deleted": ("#8a004c", "#e06c75"),
+    "selector, attr-name, string, char, builtin, inserted": ("#3a6600", "#98c379"),
+    "atrule, attr-value, keyword": ("#005f8f", "#c678dd"),
+    "function, class-name": ("#a8203f", "#61afef"),
+    "regex, important, variable": ("#8f4a00", "#d19a66"),
+}
+
+
+def _token_css(scheme: str, index: int) -> str:
+    return "\n".join(
+        ", ".join(f"{scheme} .gradio-container .md .token.{t.strip()}" for t in names.split(","))
+        + f" {{ color: {colours[index]}; }}"
+        for names, colours in _TOKENS.items()
+    )
+
+
+CSS = (
+    """
+body .gradio-container .message-wrap .prose.chatbot.md { opacity: 1; }
+#cw-sessions .wrap { flex-direction: column; flex-wrap: nowrap; max-height: 18rem;
+  overflow-y: auto; }
+#cw-sessions label { width: 100%; }
+#cw-steps ol { margin: 0; padding-left: 1.4rem; }
+"""
+    + _token_css("body", 0)
+    + "\n"
+    + _token_css("body.dark", 1)
+)
+
+Outputs = tuple[list[Any], str, str | None, str, dict[int, int]]
 
 
 class GradioMissingError(RuntimeError):
@@ -49,39 +104,104 @@ def inert_markdown(text: str) -> str:
     )
 
 
-def sources_markdown(sources: Sequence[Mapping[str, Any]]) -> str:
-    """The numbered sources as a Markdown list of links (http(s) only)."""
+def anchor_id(turn: int, n: int) -> str:
+    """The id of source `n` of answer `turn`: unique in a conversation's chat."""
+    return f"cw-{turn}-source-{n}"
+
+
+def views_of(sources: Sequence[Mapping[str, Any]]) -> list[SourceView]:
+    """The service's source dicts as views (numbered by position if a number is missing)."""
+    return [SourceView.from_dict({**s, "n": s.get("n") or i}) for i, s in enumerate(sources, 1)]
+
+
+def link_citations(markdown: str, views: Sequence[SourceView], turn: int) -> str:
+    """Each `[n]` outside code that names a cited source becomes a link to its entry."""
+    cited = {v.n: v for v in views if v.cited}
+
+    def link(match: re.Match[str]) -> str:
+        view = cited.get(int(match.group(1)))
+        if view is None:
+            return match.group(0)
+        title = markdown_text(view.title).replace('"', "'")
+        return f'[[{view.n}]](#{anchor_id(turn, view.n)} "{title}")'
+
+    parts = _CODE.split(markdown)
+    return "".join(part if i % 2 else _CITATION.sub(link, part) for i, part in enumerate(parts))
+
+
+def sources_markdown(views: Sequence[SourceView], language: str = "en", turn: int = 0) -> str:
+    """The cited sources, each with the anchor its citations link to, then one line for
+    the others; entries with the same title show their reference to tell them apart."""
+    if not views:
+        return ""
+    titles = Counter(v.title.casefold() for v in views)
     lines = []
-    for n, source in enumerate(sources, 1):
-        url = safe_url(str(source.get("url", "")))
-        title = escape_markdown(str(source.get("title") or url or "untitled"))
-        label = f"[{title}]({quote(url.strip(), safe=_URL_SAFE)})" if url else title
-        origin = escape_markdown(str(source.get("source", "")))
-        lines.append(f"{source.get('n', n)}. {label}" + (f" — {origin}" if origin else ""))
-    return "**Sources**\n\n" + "\n".join(lines) if lines else ""
+    for view in (v for v in views if v.cited):
+        twin = titles[view.title.casefold()] > 1 and view.reference
+        where = f" ({markdown_text(view.reference)})" if twin else ""
+        lines.append(f'- <span id="{anchor_id(turn, view.n)}"></span>{markdown_item(view)}{where}')
+    if others := [v for v in views if not v.cited]:
+        names = "; ".join(f"[{v.n}] {markdown_text(v.title)}" for v in others)
+        lines.append(f"- {say('also_retrieved', language, names=names)}")
+    return f"**{say('sources_heading', language)}**\n\n" + "\n".join(lines)
 
 
-def answer_markdown(answer: str, sources: Sequence[Mapping[str, Any]]) -> str:
-    """A finished answer with its numbered sources below."""
-    return "\n\n".join(part for part in (inert_markdown(answer), sources_markdown(sources)) if part)
+def answer_markdown(
+    answer: str, sources: Sequence[Mapping[str, Any]], language: str = "en", turn: int = 0
+) -> str:
+    """A finished answer, its citations linked to its numbered sources below."""
+    views = views_of(sources)
+    text = link_citations(inert_markdown(answer), views, turn)
+    return "\n\n".join(part for part in (text, sources_markdown(views, language, turn)) if part)
 
 
-def step_line(kind: str, data: Mapping[str, Any]) -> str:
-    """One step of the side panel as a Markdown list item."""
-    label = "error" if data.get("error") else kind
-    node = escape_markdown(str(data.get("node", "")))
-    message = escape_markdown(str(data.get("message", ""))[:300])
-    return f"- **{label}** {node}: {message}"
+def progress_markdown(lines: Sequence[Mapping[str, Any]]) -> str:
+    """The run's progress lines as a numbered Markdown list, each shown literally."""
+    return "\n".join(
+        f"{i}. {escape_markdown(str(line.get('text', '')))}" for i, line in enumerate(lines, 1)
+    )
 
 
-def history_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
-    """`ChatService.history` messages as Chatbot messages."""
-    return [
-        {"role": "user", "content": inert_markdown(str(m.get("content", "")))}
-        if m.get("role") == "user"
-        else {"role": "assistant", "content": answer_markdown(m["content"], m.get("sources", []))}
-        for m in messages
-    ]
+def session_label(info: SessionInfo, zone: tzinfo = UTC) -> str:
+    """`first question, cut · 2026-03-04 14:05`: the question without its fenced code,
+    and the last turn's time in `zone`."""
+    title = (
+        one_line(_FENCED.sub(" ", info.title), TITLE_CHARS)
+        or one_line(_FENCE.sub(" ", info.title), TITLE_CHARS)  # a question that is only code
+        or "(untitled)"
+    )
+    when = datetime.fromtimestamp(info.updated, zone).strftime("%Y-%m-%d %H:%M")
+    return f"{title} · {when}"
+
+
+def time_zone(name: object) -> tzinfo:
+    """The browser's time zone by its IANA name; UTC for a missing or unknown one."""
+    try:
+        return ZoneInfo(str(name)) if name else UTC
+    except (KeyError, ValueError, OSError):  # unknown names, names that are paths
+        return UTC
+
+
+def history_messages(
+    messages: Sequence[Mapping[str, Any]],
+) -> tuple[list[dict[str, str]], dict[int, int]]:
+    """`ChatService.history` messages as Chatbot messages, and the turn of each answer by
+    its index in the chat (what a thumbs up or down names)."""
+    chat: list[dict[str, str]] = []
+    turns: dict[int, int] = {}
+    question = ""
+    for m in messages:
+        if m.get("role") == "user":
+            question = str(m.get("content", ""))
+            chat.append({"role": "user", "content": inert_markdown(question)})
+            continue
+        turn = int(m.get("turn") or 0)
+        language = detect_language(question)
+        content = answer_markdown(str(m.get("content", "")), m.get("sources", []), language, turn)
+        if turn:
+            turns[len(chat)] = turn
+        chat.append({"role": "assistant", "content": content})
+    return chat, turns
 
 
 async def _service(app: FastAPI) -> ChatService:
@@ -107,6 +227,20 @@ def _owner(request: Any) -> str:
     return str(name) if name else DEFAULT_USER
 
 
+def _theme() -> Any:
+    """Gradio's default theme with a blue that keeps white text at 4.5:1 or more, and
+    subdued text (the footer's) dark enough to read."""
+    import gradio as gr
+
+    return gr.themes.Default(primary_hue=gr.themes.colors.blue).set(
+        button_primary_background_fill="*primary_700",
+        button_primary_background_fill_hover="*primary_800",
+        button_primary_text_color="white",
+        body_text_color_subdued="*neutral_600",
+        body_text_color_subdued_dark="*neutral_400",
+    )
+
+
 def mount_gradio(
     app: FastAPI, path: str = "/gradio", *, tokens: TokenTable | None = None
 ) -> FastAPI:
@@ -125,9 +259,12 @@ def mount_gradio(
         history: list[Any],
         session: str | None,
         mode: str = "pipeline",
+        turns: dict[int, int] | None = None,
         request: gr.Request | None = None,
     ) -> AsyncIterator[Outputs]:
-        """Stream one answer: tokens, then the answer with its sources; steps beside."""
+        """Stream one answer: the latest progress line, then tokens, then the answer with
+        its sources; the progress lines beside."""
+        turns = dict(turns or {})
         service = await _service(app)
         owner = _owner(request)
         try:
@@ -135,16 +272,17 @@ def mount_gradio(
             question, ticket = await service.reserve(message)
         except (InvalidQuestionError, QueueFullError, StoreUnavailableError) as exc:
             gr.Warning(str(exc))
-            yield history, "", session, message
+            yield history, "", session, message, turns
             return
         except SessionNotFoundError:
             gr.Warning("no such session; start a new one")
-            yield history, "", session, message
+            yield history, "", session, message, turns
             return
         chat: list[Any] = [*history, {"role": "user", "content": inert_markdown(question)}]
         chat.append({"role": "assistant", "content": "…"})
-        steps: list[str] = []
+        lines: list[dict[str, Any]] = []
         text = ""
+        language = detect_language(question)
         async with contextlib.aclosing(
             service.stream(question, ticket, session, mode, owner)
         ) as events:
@@ -154,54 +292,102 @@ def mount_gradio(
                     text += str(data.get("text", ""))
                     chat[-1] = {"role": "assistant", "content": inert_markdown(text)}
                 elif event.kind == "queue":
-                    waiting = f"waiting in line: position {int(data['position'])}"
-                    steps.append(f"- **queue** {waiting}")
-                    chat[-1] = {"role": "assistant", "content": f"_{waiting}…_"}
-                elif event.kind in ("think", "act", "observe"):
-                    steps.append(step_line(event.kind, data))
+                    waiting = Progress(language).queue(int(data["position"])).to_dict()
+                    chat[-1] = {"role": "assistant", "content": _status(waiting)}
+                elif event.kind == "progress":
+                    lines.append(data)
+                    if not text:  # until the answer streams, its bubble says what is going on
+                        chat[-1] = {"role": "assistant", "content": _status(data)}
                 elif event.kind == "done":
                     session = str(data["session_id"])
-                    content = answer_markdown(str(data["answer"]), data.get("sources", []))
+                    turn = int(data.get("turn") or 0)
+                    content = answer_markdown(
+                        str(data["answer"]), data.get("sources", []), language, turn
+                    )
                     chat[-1] = {"role": "assistant", "content": content}
+                    if turn:
+                        turns[len(chat) - 1] = turn
                 elif event.kind == "error":
                     problem = str(data.get("message", "the answer failed"))
                     gr.Warning(problem)
                     shown = f"**Error:** {escape_markdown(problem)}"
                     chat[-1] = {"role": "assistant", "content": shown}
-                yield chat, "\n".join(steps[-MAX_STEPS:]), session, ""
+                else:
+                    continue  # raw steps: the API keeps them for debugging
+                yield chat, progress_markdown(lines), session, "", turns
 
-    async def list_sessions(current: str | None, request: gr.Request | None = None) -> Any:
-        """The session choices, most recently updated first."""
+    async def list_sessions(
+        current: str | None, zone: str = "", request: gr.Request | None = None
+    ) -> Any:
+        """The conversations, most recently updated first: first question and last time."""
         infos = await (await _service(app)).sessions(100, _owner(request))
-        choices = [(f"{info.title[:60]} ({info.turns})", info.id) for info in infos]
-        return gr.Dropdown(choices=choices, value=current)
+        where = time_zone(zone)
+        choices = [(session_label(info, where), info.id) for info in infos]
+        label = f"Conversations ({len(choices)})" if choices else "Conversations (none yet)"
+        return gr.Radio(choices=choices, value=current, label=label)
+
+    async def first_list(zone: str, request: gr.Request | None = None) -> tuple[Any, str]:
+        """On page load: the conversation list, and the browser's time zone kept for later."""
+        return await list_sessions(None, zone, request), zone
 
     async def load_session(
         session_id: str | None, request: gr.Request | None = None
-    ) -> tuple[Any, Any, Any]:
+    ) -> tuple[Any, Any, Any, Any]:
         """A session's history into the chat; it becomes the current session."""
         if not session_id:
-            return gr.skip(), gr.skip(), gr.skip()
+            return gr.skip(), gr.skip(), gr.skip(), gr.skip()
         try:
             _, messages = await (await _service(app)).history(session_id, _owner(request))
         except (SessionNotFoundError, ValueError):
             gr.Warning(f"no session {session_id[:64]!r}")
-            return gr.skip(), gr.skip(), gr.skip()
-        return history_messages(messages), "", session_id
+            return gr.skip(), gr.skip(), gr.skip(), gr.skip()
+        chat, turns = history_messages(messages)
+        return chat, "", session_id, turns
 
-    def new_session() -> tuple[list[Any], str, None, None]:
+    async def rate(
+        session: str | None,
+        turns: dict[int, int] | None,
+        like: gr.LikeData,
+        request: gr.Request | None = None,
+    ) -> None:
+        """A thumbs up or down on an answer: recorded for its turn; down drops it from the
+        answer cache, as on the web page."""
+        if like.liked is True:
+            rating = "up"
+        elif like.liked is False:
+            rating = "down"
+        else:
+            return  # the thumb was clicked off: the rating stays on record
+        index = like.index if isinstance(like.index, int) else like.index[0]
+        turn = (turns or {}).get(index)
+        if session is None or turn is None:
+            gr.Warning("only a finished answer can be rated")
+            return
+        try:
+            await (await _service(app)).feedback(session, turn, rating, _owner(request))
+        except (SessionNotFoundError, TurnNotFoundError, StoreUnavailableError) as exc:
+            gr.Warning(f"the rating was not saved: {exc}")
+        # Success needs no toast: the chosen thumb stays highlighted (and Gradio's toast
+        # nests a button in a button, which axe reports).
+
+    def new_session() -> tuple[list[Any], str, None, None, dict[int, int]]:
         """An empty chat; the next question starts a new session."""
-        return [], "", None, None
+        return [], "", None, None, {}
 
-    # Gradio passes the logged-in request to a parameter annotated `gr.Request`, found by
-    # evaluating the annotations; `gr` is imported here, not at module level, so the
-    # string annotation cannot be evaluated and is replaced by the class itself.
-    for handler in (ask, list_sessions, load_session):
+    # Gradio passes the logged-in request to a parameter annotated `gr.Request` (and the
+    # like's data to one annotated `gr.LikeData`), found by evaluating the annotations;
+    # `gr` is imported here, not at module level, so the string annotations cannot be
+    # evaluated and are replaced by the classes themselves.
+    for handler in (ask, list_sessions, first_list, load_session, rate):
         handler.__annotations__["request"] = gr.Request
+    rate.__annotations__["like"] = gr.LikeData
 
     with gr.Blocks(title="CodeWeaver", analytics_enabled=False) as blocks:
         session = gr.State(None)
-        gr.Markdown("## CodeWeaver\nAnswers to programming questions, with numbered sources.")
+        turns = gr.State({})
+        zone = gr.State("")
+        zone_box = gr.Textbox(visible=False)  # what the load script's time zone goes into
+        gr.Markdown("# CodeWeaver\nAnswers to programming questions, with numbered sources.")
         with gr.Row():
             with gr.Column(scale=3):
                 chatbot = gr.Chatbot(
@@ -211,11 +397,12 @@ def mount_gradio(
                     render_markdown=True,
                     allow_tags=False,
                     latex_delimiters=[],
-                    feedback_options=None,
+                    feedback_options=("Like", "Dislike"),
                     buttons=["copy", "copy_all"],
                 )
                 with gr.Row():
                     box = gr.Textbox(
+                        label="Your question",
                         placeholder="Ask a programming question…",
                         show_label=False,
                         max_lines=8,
@@ -228,32 +415,40 @@ def mount_gradio(
                     value="pipeline",
                     label="Mode",
                 )
-                sessions = gr.Dropdown(
-                    label="Sessions", choices=[], allow_custom_value=True, interactive=True
+                with gr.Accordion("Steps", open=True):
+                    steps = gr.Markdown("", sanitize_html=True, max_height=220, elem_id="cw-steps")
+                sessions = gr.Radio(
+                    label="Conversations", choices=[], interactive=True, elem_id="cw-sessions"
                 )
                 with gr.Row():
                     refresh = gr.Button("Refresh", size="sm")
-                    new = gr.Button("New session", size="sm")
-                with gr.Accordion("Steps", open=True):
-                    steps = gr.Markdown("", sanitize_html=True)
+                    new = gr.Button("New conversation", size="sm")
         gr.on(
             [box.submit, send.click],
             ask,
-            [box, chatbot, session, mode],
-            [chatbot, steps, session, box],
+            [box, chatbot, session, mode, turns],
+            [chatbot, steps, session, box, turns],
             api_name="ask",
             concurrency_limit=None,  # the service's own queue bounds the runs
         ).then(
             list_sessions,
-            session,
+            [session, zone],
             sessions,
             api_name="sessions_after_ask",
             api_visibility="private",
         )
-        gr.on(
-            [blocks.load, refresh.click],
+        blocks.load(
+            first_list,
+            zone_box,
+            [sessions, zone],
+            js=_TIME_ZONE_JS,
+            api_name="first_list",
+            api_visibility="private",
+            concurrency_limit=None,
+        )
+        refresh.click(
             list_sessions,
-            session,
+            [session, zone],
             sessions,
             api_name="list_sessions",
             concurrency_limit=None,
@@ -261,11 +456,18 @@ def mount_gradio(
         sessions.input(
             load_session,
             sessions,
-            [chatbot, steps, session],
+            [chatbot, steps, session, turns],
             api_name="load_session",
             concurrency_limit=None,
+            # The raw id: a radio checks a value against the choices it was built with,
+            # which an API client (or a list loaded since) does not share; the service
+            # checks the id and its owner itself.
+            preprocess=False,
         )
-        new.click(new_session, None, [chatbot, steps, session, sessions], api_name="new_session")
+        chatbot.like(rate, [session, turns], None, api_name="rate", api_visibility="private")
+        new.click(
+            new_session, None, [chatbot, steps, session, sessions, turns], api_name="new_session"
+        )
 
     gr.mount_gradio_app(
         app,
@@ -277,5 +479,12 @@ def mount_gradio(
         mcp_server=False,
         run_history=False,
         footer_links=["api"],
+        theme=_theme(),
+        css=CSS,
     )
     return app
+
+
+def _status(line: Mapping[str, Any]) -> str:
+    """A progress line shown in the answer's bubble while it is not written yet."""
+    return f"_{escape_markdown(str(line.get('text', '')))}_"

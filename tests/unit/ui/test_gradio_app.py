@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import socket
 import sys
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +17,23 @@ import pytest
 from fastapi import FastAPI
 
 from codeweaver.agent.state import SearchResult
+from codeweaver.agent.user_text import say
 from codeweaver.api.app import create_app
 from codeweaver.api.auth import TokenTable
 from codeweaver.api.background import serve_in_thread
 from codeweaver.api.service import RUN_FAILED, ChatService
-from codeweaver.ui.gradio_app import MISSING, escape_markdown, mount_gradio, sources_markdown
+from codeweaver.memory.sessions import SessionInfo
+from codeweaver.ui.gradio_app import (
+    MISSING,
+    escape_markdown,
+    history_messages,
+    link_citations,
+    mount_gradio,
+    session_label,
+    sources_markdown,
+    time_zone,
+    views_of,
+)
 from tests.fakes import FakeSource, doc, make_deps
 
 # Gradio's queue statistics use pandas options that pandas 3 deprecates (not ours to fix).
@@ -137,13 +151,18 @@ def test_chat_streams_records_the_session_and_reloads_it(
     assert [m["role"] for m in chat] == ["user", "assistant"]
     assert text(chat[0]) == QUESTION
     final = text(chat[1])
-    assert final.startswith("Use `open()` and iterate over the file object [1].")
-    assert "1. [doc 1](https://docs.example/1)" in final
+    # Each citation links to its entry under the answer, which links to the source.
+    assert final.startswith(
+        'Use `open()` and iterate over the file object [[1]](#cw-1-source-1 "doc 1").'
+    )
+    assert '- <span id="cw-1-source-1"></span>[1] [doc 1](https://docs.example/1)' in final
     # Untrusted text is inert: raw HTML shows as text, the hostile source has no link.
     assert "<img" not in final and "&lt;img" in final
-    assert "<script>" not in final and "](javascript" not in final
-    assert "2. \\<script\\>alert\\(1\\)\\</script\\> \\[x\\]\\(javascript" in final
-    assert "**act** search\\_official\\_docs" in steps and box == ""
+    assert "<script>" not in final and not re.search(r"(?<!\\)\]\(javascript", final)
+    assert "[2] \\<script\\>alert(1)\\</script\\> \\[x\\](javascript:alert(1))" in final
+    # The steps are the progress lines, in words: no node names.
+    assert steps.startswith(f"1. {escape_markdown(say('progress_understanding', 'en'))}\n")
+    assert "official" not in steps and box == ""
 
     # Both questions went to one session of the API's index, loaded back through the UI;
     # "new session" starts another.
@@ -219,14 +238,80 @@ def test_missing_gradio_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_titles_and_links_are_escaped() -> None:
     assert escape_markdown("a_b *c*\n<b>") == "a\\_b \\*c\\* \\<b\\>"
-    listed = sources_markdown(
+    views = views_of(
         [
             {"n": 1, "title": "ok", "url": "https://x.example/a b)c", "source": "web"},
             {"n": 2, "title": "[t](javascript:x)", "url": "javascript:x", "source": ""},
         ]
     )
-    assert "1. [ok](https://x.example/a%20b%29c) — web" in listed
-    assert "2. \\[t\\]\\(javascript\\:x\\)" in listed and "](javascript" not in listed
+    listed = sources_markdown(views)
+    assert "[1] [ok](https://x.example/a%20b%29c) — web" in listed
+    assert "[2] \\[t\\](javascript:x)" in listed
+    assert not re.search(r"(?<!\\)\]\(javascript", listed)
+
+
+IO_PAGE = "https://docs.example/io"
+SOURCES: list[dict[str, Any]] = [
+    {"n": 1, "title": "io", "url": IO_PAGE + "#a", "label": "docs", "reference": "io#a"},
+    {"n": 2, "title": "IO", "url": IO_PAGE + "#b", "label": "docs", "reference": "io#b"},
+    {"n": 3, "title": "io", "url": IO_PAGE + "#c", "reference": "io#c", "cited": False},
+    {"n": 4, "title": 'say "hi"', "url": "", "label": "notes"},
+]
+
+
+def test_citations_link_to_their_entries_which_tell_twins_apart() -> None:
+    views = views_of(SOURCES)
+    linked = link_citations("Loop [1][4], not `a[2]`, a[2], [3], [9] or [1](x). 끝[1]", views, 7)
+    assert linked == (
+        'Loop [[1]](#cw-7-source-1 "io")[[4]](#cw-7-source-4 "say \'hi\'"), '
+        'not `a[2]`, a[2], [3], [9] or [1](x). 끝[[1]](#cw-7-source-1 "io")'
+    )
+    # Only cited sources are listed with an anchor; titles that repeat (in any case) show
+    # their reference; the uncited one is named on the last line.
+    assert sources_markdown(views, "en", 7).split("\n") == [
+        "**Sources**",
+        "",
+        f'- <span id="cw-7-source-1"></span>[1] [io]({IO_PAGE}#a) — docs (io#a)',
+        f'- <span id="cw-7-source-2"></span>[2] [IO]({IO_PAGE}#b) — docs (io#b)',
+        '- <span id="cw-7-source-4"></span>[4] say "hi" — notes',
+        "- Also retrieved, not cited: [3] io",
+    ]
+    assert sources_markdown([], "en", 7) == ""
+
+
+def test_history_names_the_turn_of_each_answer() -> None:
+    messages = [
+        {"role": "user", "content": "first <b>", "turn": 1},
+        {"role": "assistant", "content": "A [1].", "sources": SOURCES[:1], "turn": 1},
+        {"role": "user", "content": "second", "turn": 2},
+        {"role": "assistant", "content": "B [1].", "sources": SOURCES[:1], "turn": 2},
+    ]
+    chat, turns = history_messages(messages)
+    assert [m["content"].split("\n")[0] for m in chat] == [
+        "first &lt;b>",
+        'A [[1]](#cw-1-source-1 "io").',
+        "second",
+        'B [[1]](#cw-2-source-1 "io").',
+    ]
+    assert turns == {1: 1, 3: 2}  # a thumb on chat message 3 rates turn 2
+
+
+def test_session_labels_show_the_question_and_its_last_time() -> None:
+    def info(title: str) -> SessionInfo:
+        return SessionInfo("s", title, 2, created=0.0, updated=1_700_000_000.0)
+
+    pasted = info("How do I read a file? ```python open(x).read() ```")
+    assert session_label(pasted) == "How do I read a file? · 2023-11-14 22:13"
+    assert (
+        session_label(pasted, time_zone("Asia/Seoul")) == "How do I read a file? · 2023-11-15 07:13"
+    )
+    assert session_label(info("```python\nx = 1\n```")) == "x = 1 · 2023-11-14 22:13"
+    long = session_label(info("word " * 40))
+    assert long.startswith("word word") and long.endswith("… · 2023-11-14 22:13")
+    assert len(long.split(" · ")[0]) == 70
+    assert session_label(info("")) == "(untitled) · 2023-11-14 22:13"
+    for bad in ("", "Not/AZone", "../../etc/passwd", None):
+        assert time_zone(bad) is UTC
 
 
 def test_the_librarian_mode_can_be_chosen(tmp_path: Path, loopback_only: list[object]) -> None:
@@ -250,8 +335,9 @@ def test_the_librarian_mode_can_be_chosen(tmp_path: Path, loopback_only: list[ob
             ui.close()
     assert llm.tasks().count("librarian_step") == 2
     assert "generate_answer" not in llm.tasks()
-    assert text(chat[-1]).startswith("Iterate over it [1]")
-    assert "**act** search\\_official\\_docs" in steps  # the step list escapes Markdown
+    assert text(chat[-1]).startswith('Iterate over it [[1]](#cw-1-source-1 "doc 1").')
+    assert steps.startswith("1. Understanding the question")
+    assert "librarian" not in steps and "search" not in steps.split("\n")[0]
     assert loopback_only == []
 
 

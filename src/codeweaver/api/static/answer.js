@@ -1,5 +1,9 @@
-/* answer.js: one answer block: created empty, filled with steps and streamed text while
- * the run goes on, then swapped for the finished answer (or an error).
+/* answer.js: one answer block: created empty, filled with the run's progress and the
+ * streamed text while the run goes on, then swapped for the finished answer (or an error).
+ *
+ * The run's steps show as the server's progress lines ("Searching installed docs…"): the
+ * latest one is the status line, all of them the step list. The raw steps (internal node
+ * names) are kept for debugging in a closed list inside it.
  *
  * Security rule: streamed text, steps and error messages go in with textContent. The one
  * exception is the finished answer's `html`, sanitised by the server; `setAnswerHtml`
@@ -21,8 +25,13 @@ export function createAnswer() {
   const steps = el('details', 'steps');
   steps.hidden = true;
   const summary = el('summary', 'steps-summary', 'steps');
-  const stepList = el('ol', 'step-list');
-  steps.append(summary, stepList);
+  const stepList = el('ol', 'progress-list');
+  const raw = el('details', 'raw-steps');
+  raw.hidden = true;
+  const rawSummary = el('summary', 'raw-summary');
+  const rawList = el('ol', 'step-list');
+  raw.append(rawSummary, rawList);
+  steps.append(summary, stepList, raw);
 
   const status = el('p', 'answer-status muted');
   status.setAttribute('role', 'status');
@@ -39,10 +48,43 @@ export function createAnswer() {
   root.append(role, steps, status, body, error, sources, actions);
   $('#messages').append(root);
   updateEmptyState();
-  return { root, steps, summary, stepList, status, body, stream, error, sources, actions };
+  return {
+    root, steps, summary, stepList, raw, rawSummary, rawList, status, body, stream, error,
+    sources, actions, phase: '',
+  };
 }
 
-/** Add one step of the run (`kind`: think, act or observe); its texts go in as text. */
+/** Show `text` (untrusted: the server's words) as the answer's status line. */
+function setStatus(answer, text) {
+  delete answer.status.dataset.i18n;
+  delete answer.status.dataset.i18nVars;
+  answer.status.textContent = text;
+}
+
+/** Add one progress line ({phase, text}); it is also the new status line. */
+export function addProgress(answer, line) {
+  const text = String(line.text ?? '');
+  if (!text) return;
+  const phase = String(line.phase ?? '');
+  const item = el('li', 'progress-line');
+  // The phase only picks a style; an unknown one is just a line.
+  if (/^[a-z_]{1,20}$/.test(phase)) item.dataset.phase = phase;
+  item.textContent = text;
+  answer.stepList.append(item);
+  answer.steps.hidden = false;
+  answer.phase = phase;
+  setText(answer.summary, 'stepsCount', { n: answer.stepList.childElementCount });
+  if (answer.root.dataset.state === 'streaming') setStatus(answer, text);
+}
+
+/** The answer's text started streaming: say so unless a progress line already does. */
+export function markWriting(answer) {
+  if (answer.phase !== 'write' && answer.status.dataset.i18n !== 'writing') {
+    setText(answer.status, 'writing');
+  }
+}
+
+/** Keep one raw step of the run (`kind`: think, act or observe) for debugging. */
 export function addStep(answer, kind, data) {
   const failed = Boolean(data.error);
   const item = el('li', 'step step-' + kind + (failed ? ' step-error' : ''));
@@ -53,24 +95,24 @@ export function addStep(answer, kind, data) {
   // The API sends the step's text as `message` (older builds: `text`).
   text.textContent = String(data.text ?? data.message ?? '');
   item.append(label, node, text);
-  answer.stepList.append(item);
-  answer.steps.hidden = false;
-  // Opened once, as the run starts; a reader who closes it keeps it closed.
-  if (answer.stepList.childElementCount === 1 && answer.root.dataset.state === 'streaming') {
-    answer.steps.open = true;
-  }
-  setText(answer.summary, 'stepsCount', { n: answer.stepList.childElementCount });
+  answer.rawList.append(item);
+  answer.raw.hidden = false;
+  setText(answer.rawSummary, 'rawSteps', { n: answer.rawList.childElementCount });
 }
 
 /** Swap the streamed text for the server's sanitised HTML and add sources and actions. */
 export function finishAnswer(answer, done) {
   setAnswerHtml(answer.body, done.html);
   addCopyButtons(answer.body);
+  // The lines normally streamed in already; `done` repeats them for a client that missed
+  // them.
+  if (!answer.stepList.childElementCount && Array.isArray(done.progress)) {
+    for (const line of done.progress) addProgress(answer, line);
+  }
   renderSources(answer, done.sources || []);
   renderFeedback(answer, done.session_id, done.turn);
   answer.status.textContent = '';
   delete answer.status.dataset.i18n;
-  answer.steps.open = false;
   answer.root.dataset.turn = String(done.turn);
   answer.root.dataset.state = 'done';
 }

@@ -1,10 +1,14 @@
 /* chat.js: asking a question: the ask form, the streamed run of one answer (POST
- * /api/chat/stream read as Server-Sent Events) and what each event does to the page.
+ * /api/chat/stream read as Server-Sent Events) and what each event does to the page:
+ * `progress` lines are the steps people read, raw `think`/`act`/`observe` steps are kept
+ * only in the answer's debugging list.
  *
  * Streamed text is untrusted: it goes into the answer as text nodes, never as HTML.
  */
 import { ApiError, api, explain } from './api.js';
-import { addStep, createAnswer, failAnswer, finishAnswer } from './answer.js';
+import {
+  addProgress, addStep, createAnswer, failAnswer, finishAnswer, markWriting,
+} from './answer.js';
 import { $ } from './dom.js';
 import { setText } from './i18n.js';
 import { appendQuestion, scrollToEnd } from './messages.js';
@@ -79,16 +83,19 @@ function onStreamEvent(answer, name, data, retry) {
     case 'queue':
       setText(answer.status, 'waiting', { n: data.position });
       return false;
+    case 'progress':
+      addProgress(answer, data);
+      scrollToEnd(false);
+      return false;
     case 'think':
     case 'act':
     case 'observe':
       addStep(answer, name, data);
       // The grounding check sent the draft back: the next attempt streams afresh.
       if (data.data && data.data.retry) answer.stream.replaceChildren();
-      scrollToEnd(false);
       return false;
     case 'token':
-      if (answer.status.dataset.i18n !== 'writing') setText(answer.status, 'writing');
+      markWriting(answer);
       // Text node: the streamed text is untrusted and must never be parsed as HTML.
       answer.stream.append(document.createTextNode(String(data.text ?? '')));
       scrollToEnd(false);

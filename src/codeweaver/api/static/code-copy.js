@@ -1,4 +1,4 @@
-/* code-copy.js: a copy button on every code block of a finished answer.
+/* code-copy.js: a copy button on every code block of a finished answer or a question.
  *
  * The code is copied from the element's textContent, so nothing is re-parsed as HTML.
  */
@@ -12,8 +12,11 @@ export function addCopyButtons(container) {
     // A wrapper, so the button stays put while a long line scrolls sideways.
     const wrap = el('div', 'code-block');
     pre.replaceWith(wrap);
+    // Named by its visible text ("Copy", then "Copied"); the title says what it copies.
     const copy = button('code-copy', 'copy');
-    setAttrText(copy, 'aria-label', 'copyLabel');
+    setAttrText(copy, 'title', 'copyLabel');
+    // A long line scrolls the block sideways: keyboard users must be able to scroll it too.
+    pre.tabIndex = 0;
     copy.addEventListener('click', () => copyText(copy, code.textContent || ''));
     wrap.append(copy, pre);
   }

@@ -16,13 +16,15 @@ const STRINGS = {
     messageCount: '{n} messages',
     deleteConversation: 'Delete',
     deleteConversationLabel: 'Delete the conversation “{title}”',
-    confirmDelete: 'Delete?',
-    confirmDeleteLabel: 'Click again to delete “{title}”',
+    confirmDeleteText: 'Delete this conversation? This cannot be undone.',
+    confirmDelete: 'Delete',
+    cancel: 'Cancel',
     switchLanguage: '한국어',
     switchLanguageLabel: 'Switch the interface to Korean',
     emptyState: 'Ask a programming question. Answers cite their sources.',
     questionLabel: 'Your question',
-    questionPlaceholder: 'Ask a programming question (Enter sends, Shift+Enter adds a line)',
+    questionPlaceholder: 'Ask a programming question',
+    questionHint: 'Enter sends · Shift+Enter adds a line · code in ``` fences stays code',
     send: 'Send',
     stop: 'Stop',
     modeLabel: 'Answer mode',
@@ -33,6 +35,7 @@ const STRINGS = {
     assistant: 'CodeWeaver',
     steps: 'Steps',
     stepsCount: 'Steps ({n})',
+    rawSteps: 'Raw steps, for debugging ({n})',
     think: 'think',
     act: 'act',
     observe: 'observe',
@@ -42,6 +45,9 @@ const STRINGS = {
     writing: 'Writing the answer…',
     sources: 'Sources',
     noSources: 'No sources were used.',
+    noneCited: 'The answer cites none of the sources it found.',
+    moreSources: '{n} more retrieved, not cited',
+    retrievedSources: '{n} retrieved, not cited',
     copy: 'Copy',
     copyLabel: 'Copy this code',
     copied: 'Copied',
@@ -75,13 +81,15 @@ const STRINGS = {
     messageCount: '메시지 {n}개',
     deleteConversation: '삭제',
     deleteConversationLabel: '“{title}” 대화 삭제',
-    confirmDelete: '삭제할까요?',
-    confirmDeleteLabel: '한 번 더 누르면 “{title}” 대화가 삭제됩니다',
+    confirmDeleteText: '이 대화를 삭제할까요? 되돌릴 수 없습니다.',
+    confirmDelete: '삭제',
+    cancel: '취소',
     switchLanguage: 'English',
     switchLanguageLabel: '인터페이스를 영어로 바꾸기',
     emptyState: '프로그래밍 질문을 입력하세요. 답변에는 출처가 붙습니다.',
     questionLabel: '질문',
-    questionPlaceholder: '프로그래밍 질문을 입력하세요 (Enter 전송, Shift+Enter 줄바꿈)',
+    questionPlaceholder: '프로그래밍 질문을 입력하세요',
+    questionHint: 'Enter 전송 · Shift+Enter 줄바꿈 · ``` 로 감싼 코드는 코드로 표시',
     send: '보내기',
     stop: '중지',
     modeLabel: '답변 방식',
@@ -92,6 +100,7 @@ const STRINGS = {
     assistant: 'CodeWeaver',
     steps: '진행 단계',
     stepsCount: '진행 단계 ({n})',
+    rawSteps: '디버깅용 원본 단계 ({n})',
     think: '생각',
     act: '실행',
     observe: '관찰',
@@ -101,6 +110,9 @@ const STRINGS = {
     writing: '답변을 작성하는 중…',
     sources: '출처',
     noSources: '사용한 출처가 없습니다.',
+    noneCited: '답변이 찾은 자료를 인용하지 않았습니다.',
+    moreSources: '인용하지 않은 자료 {n}개 더 보기',
+    retrievedSources: '찾았지만 인용하지 않은 자료 {n}개',
     copy: '복사',
     copyLabel: '이 코드 복사',
     copied: '복사됨',
@@ -192,12 +204,13 @@ export function applyLanguage() {
   }
 }
 
-/** A date and time in the current language; '' for a missing or broken value. */
+/** A date and time in the current language, the year only when it is not this year;
+ * '' for a missing or broken value. */
 export function formatTime(epochSeconds) {
   if (!Number.isFinite(epochSeconds)) return '';
   const locale = lang === 'ko' ? 'ko-KR' : 'en';
-  return new Date(epochSeconds * 1000).toLocaleString(locale, {
-    dateStyle: 'medium',
-    timeStyle: 'short',
-  });
+  const when = new Date(epochSeconds * 1000);
+  const options = { month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit' };
+  if (when.getFullYear() !== new Date().getFullYear()) options.year = 'numeric';
+  return when.toLocaleString(locale, options);
 }

@@ -1,7 +1,9 @@
 /* messages.js: the conversation column (#messages): questions, clearing, the empty-state
  * hint and keeping the newest message in view. Answers are built by answer.js.
  */
+import { addCopyButtons } from './code-copy.js';
 import { $, el } from './dom.js';
+import { renderQuestion } from './question.js';
 
 /** Show the "ask a question" hint only while there is nothing in the conversation. */
 export function updateEmptyState() {
@@ -20,12 +22,13 @@ export function scrollToEnd(force) {
   if (force || nearEnd) box.scrollTop = box.scrollHeight;
 }
 
-/** Add the user's question; `text` is untrusted and goes in as text. */
+/** Add the user's question; `text` is untrusted: its code renders, all of it as text. */
 export function appendQuestion(text) {
   const item = el('article', 'message question');
   const role = el('h3', 'message-role', 'you');
-  const body = el('p', 'question-text');
-  body.textContent = text;
+  const body = el('div', 'question-text');
+  renderQuestion(body, text);
+  addCopyButtons(body);
   item.append(role, body);
   $('#messages').append(item);
   updateEmptyState();

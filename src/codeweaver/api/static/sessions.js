@@ -1,4 +1,4 @@
-/* sessions.js: the conversation list in the sidebar (load, open, two-click delete) and
+/* sessions.js: the conversation list in the sidebar (load, open, delete after a confirm) and
  * switching the page to a saved conversation or a new one.
  *
  * Titles come from user questions: textContent only. The saved answers' html goes
@@ -50,13 +50,27 @@ export async function refreshSessions() {
   markActiveSession();
 }
 
+/** A title for the list: the first question on one line, its fenced code left out (a
+ * question that is only code keeps the code, without its fence marks). */
+function listTitle(title) {
+  const text = String(title || '');
+  const flat = (t) => t.replace(/\s+/g, ' ').trim();
+  return (
+    flat(text.replace(/(`{3,}|~{3,})[\s\S]*?(?:\1|$)/g, ' ')) ||
+    flat(text.replace(/(`{3,}|~{3,})[\w+#.-]*/g, ' '))
+  );
+}
+
 function sessionItem(session) {
   const item = el('li', 'session-item');
   item.dataset.sessionId = session.id;
-  const title = session.title || '';
+  const title = listTitle(session.title);
+  const named = title || '…';
 
+  const row = el('div', 'session-row');
   const open = button('session-open');
   const name = el('span', 'session-title');
+  name.dir = 'auto';
   if (title) name.textContent = title;
   else setText(name, 'untitled');
   const meta = el('span', 'session-meta');
@@ -70,45 +84,91 @@ function sessionItem(session) {
     openSession(session.id);
   });
 
-  const remove = button('session-delete', 'deleteConversation');
-  setAttrText(remove, 'aria-label', 'deleteConversationLabel', { title: title || '…' });
-  remove.addEventListener('click', () => onDeleteClick(remove, session.id, title || '…'));
+  const remove = button('session-delete');
+  remove.append(trashIcon());
+  setAttrText(remove, 'aria-label', 'deleteConversationLabel', { title: named });
+  setAttrText(remove, 'title', 'deleteConversation');
+  remove.addEventListener('click', () => askToDelete(item, session.id, named));
 
-  item.append(open, remove);
+  row.append(open, remove);
+  item.append(row);
   return item;
 }
 
-// One disarm timer per button: arming another button must not leave this one armed.
-const disarmTimers = new WeakMap();
+/**
+ * The first step of a delete: the row turns into "Delete this conversation? [Delete]
+ * [Cancel]", with focus on Cancel. The question takes the row's first line, so the second
+ * click of a double click lands on text, and Enter pressed twice cancels.
+ */
+function askToDelete(item, id, title) {
+  for (const other of document.querySelectorAll('#session-list .session-confirm')) {
+    if (!item.contains(other)) other.dispatchEvent(new Event('cancel'));
+  }
+  if ($('.session-confirm', item)) return;
+  const row = $('.session-row', item);
+  const confirm = el('div', 'session-confirm');
+  confirm.setAttribute('role', 'group');
+  setAttrText(confirm, 'aria-label', 'deleteConversationLabel', { title });
+  const text = el('p', 'session-confirm-text');
+  const named = el('strong', 'session-title');
+  named.dir = 'auto';
+  named.textContent = title;
+  text.append(named, setText(el('span'), 'confirmDeleteText'));
+  const yes = button('session-confirm-yes danger', 'confirmDelete');
+  const no = button('session-confirm-no', 'cancel');
+  const buttons = el('div', 'session-confirm-buttons');
+  buttons.append(yes, no);
+  confirm.append(text, buttons);
+  row.hidden = true;
+  item.append(confirm);
+  no.focus();
 
-function disarm(btn, title) {
-  clearTimeout(disarmTimers.get(btn));
-  btn.dataset.armed = 'false';
-  setText(btn, 'deleteConversation');
-  setAttrText(btn, 'aria-label', 'deleteConversationLabel', { title });
+  let busy = false;
+  const cancel = (refocus) => {
+    if (busy) return;
+    confirm.remove();
+    row.hidden = false;
+    if (refocus) $('.session-delete', item).focus();
+  };
+  // A click on the question (the second half of a double click) keeps focus on Cancel.
+  confirm.addEventListener('mousedown', (event) => {
+    if (!event.target.closest('button')) event.preventDefault();
+  });
+  no.addEventListener('click', () => cancel(true));
+  confirm.addEventListener('cancel', () => cancel(false));
+  confirm.addEventListener('keydown', (event) => {
+    if (event.key !== 'Escape') return;
+    event.stopPropagation(); // Escape closes this question, not the sidebar panel
+    cancel(true);
+  });
+  yes.addEventListener('click', async () => {
+    busy = true;
+    yes.disabled = no.disabled = true;
+    try {
+      await api('/api/sessions/' + encodeURIComponent(id), { method: 'DELETE' });
+    } catch (err) {
+      busy = false;
+      yes.disabled = no.disabled = false;
+      setText($('#session-status'), 'deleteFailed', { detail: describe(err) });
+      return;
+    }
+    if (state.sessionId === id) newConversation();
+    await refreshSessions();
+  });
 }
 
-/** Delete takes two clicks (no confirm() dialog): the first one arms the button. */
-async function onDeleteClick(btn, id, title) {
-  if (btn.dataset.armed !== 'true') {
-    btn.dataset.armed = 'true';
-    setText(btn, 'confirmDelete');
-    setAttrText(btn, 'aria-label', 'confirmDeleteLabel', { title });
-    clearTimeout(disarmTimers.get(btn));
-    disarmTimers.set(btn, setTimeout(() => disarm(btn, title), 4000));
-    return;
-  }
-  clearTimeout(disarmTimers.get(btn));
-  btn.disabled = true;
-  try {
-    await api('/api/sessions/' + encodeURIComponent(id), { method: 'DELETE' });
-  } catch (err) {
-    btn.disabled = false;
-    setText($('#session-status'), 'deleteFailed', { detail: describe(err) });
-    return;
-  }
-  if (state.sessionId === id) newConversation();
-  await refreshSessions();
+/** A trash-can icon as inline SVG (no icon font or image request under the CSP). */
+function trashIcon() {
+  const NS = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(NS, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('class', 'icon');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('focusable', 'false');
+  const path = document.createElementNS(NS, 'path');
+  path.setAttribute('d', 'M3 6h18M8 6V4h8v2m2 0-1 14H7L6 6m4 5v6m4-6v6');
+  svg.append(path);
+  return svg;
 }
 
 function markActiveSession() {
