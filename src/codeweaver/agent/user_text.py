@@ -141,6 +141,14 @@ TEXTS: dict[str, Texts] = {
         "en": "Writing the answer (relevant sources: {count})",
         "ko": "관련 자료 {count}건으로 답변 작성 중",
     },
+    "progress_still_reading": {
+        "en": "Still writing: the model is reading the sources",
+        "ko": "아직 작성 중: 모델이 자료를 읽고 있습니다",
+    },
+    "progress_still_writing": {
+        "en": "Still writing: {words} words so far",
+        "ko": "아직 작성 중: 지금까지 {words}단어",
+    },
     "progress_rewriting": {
         "en": "Rewriting the answer: {why}",
         "ko": "답변을 다시 쓰는 중: {why}",

@@ -10,11 +10,12 @@ in the session index. Nothing here knows about HTTP.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from codeweaver.agent.input_check import InvalidQuestionError, validate_question
 from codeweaver.agent.language import detect_language
@@ -34,8 +35,10 @@ from codeweaver.presentation.sources import source_views
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
 EventKind = Literal["queue", "think", "act", "observe", "progress", "token", "done", "error"]
 STEP_EVENTS = {"think": "think", "act": "act", "observe": "observe", "error": "observe"}
+HEARTBEAT_SECONDS = 15.0
 # Exception text can hold SQL or file paths: clients get this, the log gets the rest.
 RUN_FAILED = "the answer failed because of an internal error; try again"
 
@@ -60,6 +63,44 @@ def public_sources(
     """Numbered sources as every door shows them: cleaned fields, no snippets, only
     http(s) links, each marked cited or not."""
     return [view.to_dict() for view in source_views(answer, sources, language)]
+
+
+async def _with_ticks(events: AsyncGenerator[T, None], seconds: float) -> AsyncIterator[T | None]:
+    """`events`, with None whenever `seconds` pass without one.
+
+    One task reads `events` from start to end (its context variables stay with it);
+    closing this generator cancels that task, which closes `events` in its own task.
+    """
+    queue: asyncio.Queue[tuple[bool, T | BaseException | None]] = asyncio.Queue()
+
+    async def read() -> None:
+        try:
+            async with contextlib.aclosing(events) as stream:
+                async for event in stream:
+                    await queue.put((False, event))
+        except Exception as exc:  # handed to the reader, raised there
+            await queue.put((True, exc))
+            return
+        await queue.put((True, None))
+
+    reader = asyncio.ensure_future(read())
+    try:
+        while True:
+            try:
+                ended, item = await asyncio.wait_for(queue.get(), timeout=seconds)
+            except TimeoutError:
+                yield None
+                continue
+            if ended:
+                if isinstance(item, BaseException):
+                    raise item
+                return
+            yield item  # type: ignore[misc]
+    finally:
+        if not reader.done():
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
 
 
 def new_session_id() -> str:
@@ -87,6 +128,9 @@ class ChatService:
         self.store_problem = store_problem
         # Which sources are still being built and how far (set by the service's startup).
         self.building: Callable[[], dict[str, str]] = lambda: {}
+        # How long a run may go without news before a progress line says it is still
+        # writing (a local model writes for a minute; doors that show no draft need it).
+        self.heartbeat_seconds = HEARTBEAT_SECONDS
 
     def writable(self) -> None:
         """Raise `StoreUnavailableError` when nothing can be recorded."""
@@ -169,7 +213,15 @@ class ChatService:
         language = detect_language(question)
         progress = Progress(language)
         lines: list[dict[str, str]] = []
-        async for run_event in self.assistant.stream(question, session, mode):
+        words = 0
+        async for run_event in _with_ticks(
+            self.assistant.stream(question, session, mode), self.heartbeat_seconds
+        ):
+            if run_event is None:  # a while without news: still writing?
+                for line in progress.still_writing(words):
+                    lines.append(line.to_dict())
+                    yield ServiceEvent("progress", line.to_dict())
+                continue
             if run_event.kind == "step" and run_event.step is not None:
                 for line in progress.feed(run_event.step):
                     lines.append(line.to_dict())
@@ -184,6 +236,7 @@ class ChatService:
                 yield ServiceEvent(kind, step)  # type: ignore[arg-type]
             elif run_event.kind == "token":
                 answering = True
+                words += len(run_event.text.split())
                 yield ServiceEvent("token", {"text": run_event.text})
             elif run_event.result is not None:
                 result = run_event.result

@@ -90,6 +90,7 @@ class Progress:
     _rounds: dict[str, _Round] = field(default_factory=dict)
     _off: set[str] = field(default_factory=set)
     _off_said: bool = False
+    _phase: str = ""  # the phase of the last line said
 
     def _say(self, key: str, **fields: Any) -> str:
         return say(key, self.language, **fields)
@@ -101,7 +102,18 @@ class Progress:
         if self.said >= MAX_LINES or (self.said >= MAX_LINES - 3 and phase not in _ALWAYS):
             return []  # the last lines are kept for the answer's own phases
         self.said += 1
+        self._phase = phase
         return [ProgressLine(phase, f"({part}) {text}" if part else text)]
+
+    def still_writing(self, words: int) -> list[ProgressLine]:
+        """A line for a long wait while the answer is written ([] at any other time): how
+        many words the draft has so far. It never takes the lines kept for the checks."""
+        if self._phase != "write":
+            return []
+        key = "progress_still_writing" if words else "progress_still_reading"
+        lines = self._line("writing", self._say(key, words=words))
+        self._phase = "write"  # the next wait is still a wait while writing
+        return lines
 
     def queue(self, position: object) -> ProgressLine:
         """The line for a place in line (not counted against the budget)."""

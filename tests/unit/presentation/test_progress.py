@@ -177,3 +177,15 @@ def test_two_questions_searched_side_by_side_keep_their_own_lines() -> None:
         "(2) Found 3: installed docs 3 · Stack Overflow unreachable",
         "(1) Checked the citations: 1 of 1 supported",
     ]
+
+
+def test_still_writing_is_said_only_while_writing_and_never_takes_the_checks_lines() -> None:
+    progress = Progress()
+    assert progress.still_writing(0) == []  # not writing yet
+    progress.feed(step("generate_answer", "act", "writing", attempt=1, sources=2))
+    texts = [line.text for _ in range(20) for line in progress.still_writing(40)]
+    assert texts[0] == "Still writing: 40 words so far" and len(texts) == MAX_LINES - 3 - 2
+    check = step("check_answer", "observe", "ok", passed=True, claims=1, unsupported=[])
+    assert [line.text for line in progress.feed(check)] == [
+        "Checked the citations: 1 of 1 supported"
+    ]
