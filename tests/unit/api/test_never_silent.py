@@ -3,6 +3,7 @@ draft (`/v1`, MCP) are never silent for long."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from codeweaver.agent.runner import Assistant
@@ -41,3 +42,18 @@ async def test_no_line_is_said_for_a_quick_run(tmp_path: Path) -> None:
         question, ticket = await chat.reserve(QUESTION)
         events = [event async for event in chat.stream(question, ticket)]
     assert not any(e.kind == "progress" and e.data["text"].startswith("Still") for e in events)
+
+
+async def test_a_slow_search_is_said_while_it_runs(tmp_path: Path) -> None:
+    slow = FakeSource(results=[doc(1)], delay=1.5)
+    deps, _ = make_deps(tmp_path, dict(echo_model().script), [slow])
+    deps.source_timeout = 10.0
+    async with open_thread_store(deps.settings) as store:
+        chat = ChatService(Assistant(deps, checkpointer=store.checkpointer), store, RunQueue(1, 4))
+        question, ticket = await chat.reserve(QUESTION)
+        said: dict[str, float] = {}
+        async for event in chat.stream(question, ticket):
+            if event.kind == "progress":
+                said.setdefault(event.data["text"].split(":")[0], time.monotonic())
+    # Said within a tick of the search starting, not when it ends a second and a half later.
+    assert said["Found 1"] - said["Searching installed docs…"] > 0.8
