@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ T = TypeVar("T")
 EventKind = Literal["queue", "think", "act", "observe", "progress", "token", "done", "error"]
 STEP_EVENTS = {"think": "think", "act": "act", "observe": "observe", "error": "observe"}
 HEARTBEAT_SECONDS = 15.0
+# How often a run without news is looked at (to say the searches that have started).
+TICK_SECONDS = 0.5
 # Exception text can hold SQL or file paths: clients get this, the log gets the rest.
 RUN_FAILED = "the answer failed because of an internal error; try again"
 
@@ -213,15 +216,21 @@ class ChatService:
         language = detect_language(question)
         progress = Progress(language)
         lines: list[dict[str, str]] = []
-        words = 0
+        words, news = 0, time.monotonic()
         async for run_event in _with_ticks(
-            self.assistant.stream(question, session, mode), self.heartbeat_seconds
+            self.assistant.stream(question, session, mode), TICK_SECONDS
         ):
-            if run_event is None:  # a while without news: still writing?
-                for line in progress.still_writing(words):
+            if run_event is None:  # a moment without news
+                # Searches that started together are said together, while they run.
+                said = progress.started()
+                if time.monotonic() - news >= self.heartbeat_seconds:
+                    said += progress.still_writing(words)
+                    news = time.monotonic()
+                for line in said:
                     lines.append(line.to_dict())
                     yield ServiceEvent("progress", line.to_dict())
                 continue
+            news = time.monotonic()
             if run_event.kind == "step" and run_event.step is not None:
                 for line in progress.feed(run_event.step):
                     lines.append(line.to_dict())

@@ -105,6 +105,12 @@ class Progress:
         self._phase = phase
         return [ProgressLine(phase, f"({part}) {text}" if part else text)]
 
+    def started(self) -> list[ProgressLine]:
+        """The line for searches that have started and not yet been said: for a door to
+        call when a moment passes without a step (searches start together, within
+        milliseconds; the first of them to end may take seconds)."""
+        return [line for part in list(self._rounds) for line in self._announce(part)]
+
     def still_writing(self, words: int) -> list[ProgressLine]:
         """A line for a long wait while the answer is written ([] at any other time): how
         many words the draft has so far. It never takes the lines kept for the checks."""
