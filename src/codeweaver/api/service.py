@@ -10,13 +10,12 @@ in the session index. Nothing here knows about HTTP.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from codeweaver.agent.input_check import InvalidQuestionError, validate_question
 from codeweaver.agent.language import detect_language
@@ -33,10 +32,10 @@ from codeweaver.memory.sessions import (
 )
 from codeweaver.presentation.progress import Progress
 from codeweaver.presentation.sources import source_views
+from codeweaver.presentation.ticks import with_ticks
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
 EventKind = Literal["queue", "think", "act", "observe", "progress", "token", "done", "error"]
 STEP_EVENTS = {"think": "think", "act": "act", "observe": "observe", "error": "observe"}
 HEARTBEAT_SECONDS = 15.0
@@ -66,44 +65,6 @@ def public_sources(
     """Numbered sources as every door shows them: cleaned fields, no snippets, only
     http(s) links, each marked cited or not."""
     return [view.to_dict() for view in source_views(answer, sources, language)]
-
-
-async def _with_ticks(events: AsyncGenerator[T, None], seconds: float) -> AsyncIterator[T | None]:
-    """`events`, with None whenever `seconds` pass without one.
-
-    One task reads `events` from start to end (its context variables stay with it);
-    closing this generator cancels that task, which closes `events` in its own task.
-    """
-    queue: asyncio.Queue[tuple[bool, T | BaseException | None]] = asyncio.Queue()
-
-    async def read() -> None:
-        try:
-            async with contextlib.aclosing(events) as stream:
-                async for event in stream:
-                    await queue.put((False, event))
-        except Exception as exc:  # handed to the reader, raised there
-            await queue.put((True, exc))
-            return
-        await queue.put((True, None))
-
-    reader = asyncio.ensure_future(read())
-    try:
-        while True:
-            try:
-                ended, item = await asyncio.wait_for(queue.get(), timeout=seconds)
-            except TimeoutError:
-                yield None
-                continue
-            if ended:
-                if isinstance(item, BaseException):
-                    raise item
-                return
-            yield item  # type: ignore[misc]
-    finally:
-        if not reader.done():
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
 
 
 def new_session_id() -> str:
@@ -217,7 +178,7 @@ class ChatService:
         progress = Progress(language)
         lines: list[dict[str, str]] = []
         words, news = 0, time.monotonic()
-        async for run_event in _with_ticks(
+        async for run_event in with_ticks(
             self.assistant.stream(question, session, mode), TICK_SECONDS
         ):
             if run_event is None:  # a moment without news

@@ -12,7 +12,7 @@ answer and its sources are written, as plain text. Everything shown came from ou
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -27,9 +27,12 @@ from codeweaver.cli.render import print_json
 from codeweaver.cli.terminal import terminal_safe
 from codeweaver.presentation.progress import Progress, ProgressLine
 from codeweaver.presentation.sources import SourceView, plain_item, source_views
+from codeweaver.presentation.ticks import with_ticks
 
 # The draft shown live: its last lines, so the region never outgrows the terminal.
 DRAFT_LINES = 12
+# How often a run without news is looked at (to say the searches under way).
+TICK_SECONDS = 0.5
 
 
 def _views(result: RunResult) -> list[SourceView]:
@@ -114,10 +117,14 @@ class LiveRun:
             if line.phase == "write" and self.draft:
                 self.draft = []  # a rewrite streams afresh
 
-    async def run(self, events: AsyncIterator[RunEvent]) -> RunResult:
+    async def run(self, events: AsyncGenerator[RunEvent, None]) -> RunResult:
         result: RunResult | None = None
         with Live(self._view(), console=self.console, refresh_per_second=8, transient=True) as live:
-            async for event in events:
+            async for event in with_ticks(events, TICK_SECONDS):
+                if event is None:  # a moment without news: say the searches under way
+                    self._said(live, self.progress.started())
+                    live.update(self._view())
+                    continue
                 if event.kind == "step" and event.step is not None:
                     self._said(live, self.progress.feed(event.step))
                 elif event.kind == "token":
