@@ -310,6 +310,20 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("CODEWEAVER_API_QUEUE"),
         description="Answers that may wait for a slot before the API answers 503.",
     )
+    mcp_sessions_per_user: int = Field(
+        default=16,
+        ge=1,
+        validation_alias=AliasChoices("CODEWEAVER_MCP_SESSIONS"),
+        description="MCP sessions one user (one client address without tokens) may hold "
+        "open at /mcp at once; a new `initialize` beyond them gets 429.",
+    )
+    mcp_session_idle_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        validation_alias=AliasChoices("CODEWEAVER_MCP_IDLE"),
+        description="Seconds an MCP session at /mcp may stay without a request (or an open "
+        "event stream) before it is closed and its place freed.",
+    )
     langchain_tracing_v2: bool = Field(
         default=False,
         validation_alias=AliasChoices("LANGCHAIN_TRACING_V2"),
