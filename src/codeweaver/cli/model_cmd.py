@@ -128,8 +128,11 @@ def serve(
         for line in lines:  # unwrapped: the env lines are copied as they are
             out.print(safe(line), highlight=False, soft_wrap=True)
 
+    from codeweaver.api.security import allowed_hosts
+
+    hosts = allowed_hosts(host, chosen.allowed_host_list)
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn re-raises the Ctrl-C it handled
-        _run(served, key, sock, announce)
+        _run(served, key, hosts, sock, announce)
     err.print("model server stopped")
 
 
@@ -146,15 +149,20 @@ def _load(spec: str, chosen: Settings, err: Console) -> ServedModel:
 
 
 def _run(
-    served: ServedModel, key: str | None, sock: socket.socket, announce: Callable[[], None]
+    served: ServedModel,
+    key: str | None,
+    hosts: list[str] | None,
+    sock: socket.socket,
+    announce: Callable[[], None],
 ) -> None:
     """Load the model into llama.cpp's native server and serve it through the guard until
-    Ctrl-C or SIGTERM."""
+    Ctrl-C or SIGTERM; `hosts`: the `Host` names it answers for (None: any)."""
     import logging
     import secrets
 
     import uvicorn
 
+    from codeweaver.api.security import HostCheckMiddleware, SecurityHeadersMiddleware
     from codeweaver.cli.common import console
     from codeweaver.llm.llama_runtime import start_server
     from codeweaver.llm.model_server import create_model_server_app, upstream_client
@@ -162,9 +170,12 @@ def _run(
     private = secrets.token_urlsafe(24)
     with console(stderr=True).status(f"loading {served.alias} ({served.path.name})"):
         native = start_server(served.runtime(), api_key=private)
-    app = create_model_server_app(
+    guard = create_model_server_app(
         served, upstream_client(native.listening_address, private), api_key=key
     )
+    # The main API's rule: a loopback server without a key is otherwise open to any web
+    # page through DNS rebinding (a foreign name that resolves to 127.0.0.1).
+    app = SecurityHeadersMiddleware(HostCheckMiddleware(guard, hosts))
 
     class _Server(uvicorn.Server):
         def __init__(self, config: uvicorn.Config, on_ready: Callable[[], None]) -> None:

@@ -5,15 +5,22 @@ The native server (`llama_runtime`) decodes `slots` answers at once with continu
 and queues the rest in arrival order. It listens on a private loopback port behind a random
 key; clients reach it through the guard here, which:
 
-- checks the key clients must send (`CODEWEAVER_MODEL_SERVER_KEY`), when one is set;
+- refuses any request a web page sends (it carries `Origin`; 403) and grants no CORS: the
+  clients are CodeWeaver processes, never browsers;
+- checks the key clients must send (`CODEWEAVER_MODEL_SERVER_KEY`), when one is set, from
+  the headers before any of the body is read;
+- forwards only the routes CodeWeaver's clients use (`_ROUTES`); llama.cpp's others take
+  grammars in other shapes or manage its slots (404);
 - refuses what the native server cannot serve safely with a 4xx, before it sees it: a body
-  over `MAX_BODY_BYTES` (413), and a JSON schema to decode under that is too large or asks
-  for more repetitions than `MAX_SCHEMA_REPEAT` (400; one with `"maxItems": 2000` crashed
-  the previous runtime, stopping every replica's answers);
+  over `MAX_BODY_BYTES` (413, declared or counted as it arrives), JSON nested deeper than
+  `MAX_BODY_DEPTH`, a raw grammar, and a JSON schema to decode under that is too large, asks
+  for more repetitions than `MAX_SCHEMA_REPEAT` or holds more than `MAX_SCHEMA_REFS`
+  references (400). llama.cpp builds grammars by recursion: a deep enough one overflows its
+  stack and the whole process dies, stopping every replica's answers;
 - answers `GET /codeweaver/model` with the model, its slots and context, at once;
-- forwards everything else as it is, streamed both ways; a client that goes away frees its
-  slot.
+- streams answers back as they come; a client that goes away frees its slot.
 
+The Host check is the main API's, put around this app by `codeweaver model serve`.
 llama.cpp reads OpenAI's `json_schema` response format natively, so it is forwarded as is.
 """
 
@@ -23,7 +30,7 @@ import contextlib
 import hmac
 import json
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,12 +53,25 @@ MAX_BODY_BYTES = 2 * 1024 * 1024
 MAX_SCHEMA_BYTES = 64 * 1024
 # Grammar repetitions are expanded rule by rule: bounds above this are refused.
 MAX_SCHEMA_REPEAT = 1000
+# llama.cpp turns a schema into a grammar by recursion: 10 000 chained `$ref`s or arrays
+# nested 30 000 deep crash it. CodeWeaver's own schemas nest 5 deep and chain no `$ref`.
+MAX_BODY_DEPTH = 64
+MAX_SCHEMA_REFS = 100
 _REPEAT_KEYS = frozenset(
     {"maxItems", "minItems", "maxLength", "minLength", "maxProperties", "minProperties",
      "maxContains", "minContains"}
 )  # fmt: skip
+# Where llama.cpp reads a JSON schema to build a grammar from; each is checked whole.
+_SCHEMA_FIELDS = ("response_format", "json_schema", "tools")
+# Raw grammars (GBNF) and their triggers: CodeWeaver sends none, and llama.cpp parses them
+# by recursion with no bound (30 000 nested parentheses, 60 KB, crash it).
+_GRAMMAR_FIELDS = frozenset({"grammar", "grammar_lazy", "grammar_triggers"})
 # Routes that answer without a key, as the native server's own.
 _PUBLIC = frozenset({"/health", "/v1/health"})
+# What is forwarded: the routes CodeWeaver's clients use (chat, the model list, health).
+_ROUTES = frozenset(
+    {("POST", "/v1/chat/completions"), ("GET", "/v1/models")} | {("GET", p) for p in _PUBLIC}
+)
 # Response headers not passed on: the guard's server sets its own framing, and the body is
 # relayed decoded.
 _HOP_HEADERS = frozenset(
@@ -108,49 +128,77 @@ class RefusedRequest(ValueError):
         self.status = status
 
 
-def _repeat_bound(schema: Any) -> int:
-    """The largest repetition bound anywhere in a JSON schema."""
-    if isinstance(schema, dict):
-        own = [v for k, v in schema.items() if k in _REPEAT_KEYS and isinstance(v, int)]
-        return max([*own, *(_repeat_bound(v) for v in schema.values()), 0])
-    if isinstance(schema, list):
-        return max([*(_repeat_bound(v) for v in schema), 0])
-    return 0
+def _depth(value: Any) -> int:
+    """How deep JSON containers nest in `value`, counted without recursion."""
+    deepest = 0
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        item, depth = stack.pop()
+        deepest = max(deepest, depth)
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return deepest
 
 
-def _schema_of(response_format: Any) -> Any:
-    if not isinstance(response_format, dict):
-        return None
-    inner = response_format.get("json_schema")
-    if isinstance(inner, dict):
-        return inner.get("schema")
-    return response_format.get("schema")
+def _schema_keys(value: Any) -> Iterator[tuple[str, Any]]:
+    """Every key of every object inside `value`, with its value (`value` nests shallowly)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            yield from item.items()
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _check_schema(field: str, value: Any) -> None:
+    if len(json.dumps(value)) > MAX_SCHEMA_BYTES:
+        raise RefusedRequest(400, f"JSON schema in {field!r} over {MAX_SCHEMA_BYTES:,} bytes")
+    refs = 0
+    for key, item in _schema_keys(value):
+        refs += key == "$ref"
+        # A float or a huge number bounds a repetition as well: llama.cpp reads it as one.
+        number = isinstance(item, int | float) and not isinstance(item, bool)
+        if key in _REPEAT_KEYS and number and not item <= MAX_SCHEMA_REPEAT:
+            raise RefusedRequest(
+                400,
+                f"JSON schema repetition bound {item} is over {MAX_SCHEMA_REPEAT} "
+                "(maxItems, maxLength and the like)",
+            )
+    if refs > MAX_SCHEMA_REFS:
+        raise RefusedRequest(400, f"JSON schema with over {MAX_SCHEMA_REFS} $ref")
+
+
+def _parse_int(digits: str) -> int | float:
+    # Past Python's digit limit `int` raises, and the body would go unchecked: as a float it
+    # is still a number, infinite if need be, and bounds are judged on it.
+    return int(digits) if len(digits) <= 64 else float(digits)
 
 
 def check_request(body: bytes) -> None:
-    """Raise `RefusedRequest` for a body the native server should not see (anything else,
-    including malformed JSON, is left for it to judge)."""
+    """Raise `RefusedRequest` for a body the native server should not see. One Python cannot
+    read as JSON is left for llama.cpp to refuse (400): its parser takes nothing Python's
+    refuses, once numbers too long for `int` are read as floats."""
     if len(body) > MAX_BODY_BYTES:
         raise RefusedRequest(413, f"request body over {MAX_BODY_BYTES:,} bytes")
+    too_deep = RefusedRequest(400, f"JSON nested deeper than {MAX_BODY_DEPTH} levels")
     try:
-        request = json.loads(body)
+        request = json.loads(body, parse_int=_parse_int)
+    except RecursionError:
+        raise too_deep from None
     except ValueError:
         return
+    if _depth(request) > MAX_BODY_DEPTH:
+        raise too_deep
     if not isinstance(request, dict):
         return
-    schemas = [_schema_of(request.get("response_format")), request.get("json_schema")]
-    for schema in schemas:
-        if schema is None:
-            continue
-        if len(json.dumps(schema)) > MAX_SCHEMA_BYTES:
-            raise RefusedRequest(400, f"JSON schema over {MAX_SCHEMA_BYTES:,} bytes")
-        bound = _repeat_bound(schema)
-        if bound > MAX_SCHEMA_REPEAT:
-            raise RefusedRequest(
-                400,
-                f"JSON schema repetition bound {bound} is over {MAX_SCHEMA_REPEAT} "
-                "(maxItems, maxLength and the like)",
-            )
+    if raw := sorted(_GRAMMAR_FIELDS.intersection(request)):
+        refused = ", ".join(raw)
+        raise RefusedRequest(400, f"{refused}: no raw grammars; send a JSON schema instead")
+    for field in _SCHEMA_FIELDS:
+        if request.get(field) is not None:
+            _check_schema(field, request[field])
 
 
 def _error(status: int, message: str, kind: str) -> Response:
@@ -176,6 +224,13 @@ async def _read_body(request: Request) -> bytes:
     return b"".join(chunks)
 
 
+def _relayed(header: str) -> bool:
+    """Whether a header of the native server's reply reaches the client: not framing, and
+    no CORS grant (llama.cpp sends one with credentials to whatever `Origin` it sees)."""
+    name = header.lower()
+    return name not in _HOP_HEADERS and not name.startswith("access-control-")
+
+
 def create_model_server_app(
     model: ServedModel, upstream: httpx.AsyncClient, api_key: str | None = None
 ) -> Starlette:
@@ -188,24 +243,30 @@ def create_model_server_app(
 
     info = model.info()
 
-    def allowed(request: Request) -> bool:
+    def refusal(request: Request) -> Response | None:
+        """The answer to a request refused on its headers alone, before its body is read."""
+        if "origin" in request.headers:  # a web page's request (a preflight's too)
+            return _error(403, "requests from web pages are refused", "permission_error")
         if api_key is None or request.url.path in _PUBLIC:
-            return True
+            return None
         sent = request.headers.get("authorization", "")
         token = sent[7:] if sent[:7].lower() == "bearer " else ""
-        return hmac.compare_digest(token.encode(), api_key.encode())
+        if hmac.compare_digest(token.encode(), api_key.encode()):
+            return None
+        return _error(401, "Invalid API Key", "authentication_error")
 
     async def model_info(request: Request) -> Response:
-        if not allowed(request):
-            return _error(401, "Invalid API Key", "authentication_error")
-        return JSONResponse(info)
+        return refusal(request) or JSONResponse(info)
 
     async def forward(request: Request) -> Response:
-        if not allowed(request):
-            return _error(401, "Invalid API Key", "authentication_error")
+        if (refused := refusal(request)) is not None:
+            return refused
+        if (request.method, request.url.path) not in _ROUTES:
+            return _error(404, "not a route of this server", "not_found_error")
         try:
-            body = await _read_body(request)
+            body = b""
             if request.method == "POST":
+                body = await _read_body(request)
                 check_request(body)
         except RefusedRequest as exc:
             return _error(exc.status, str(exc), "invalid_request_error")
@@ -238,7 +299,7 @@ def create_model_server_app(
         return StreamingResponse(
             relay(),
             status_code=reply.status_code,
-            headers={k: v for k, v in reply.headers.items() if k.lower() not in _HOP_HEADERS},
+            headers={k: v for k, v in reply.headers.items() if _relayed(k)},
             background=BackgroundTask(reply.aclose),
         )
 
