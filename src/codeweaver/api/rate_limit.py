@@ -12,8 +12,8 @@ import ipaddress
 import logging
 import math
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Sequence
+from typing import Any, cast
 
 from fastapi import HTTPException, Request, status
 from limits import RateLimitItemPerMinute
@@ -27,6 +27,8 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 # One IPv6 subscriber usually holds a whole /64: counting single addresses would give
 # it 2^64 budgets.
 IPV6_CLIENT_PREFIX = 64
+# How long a live check of the shared store may take before it counts as down.
+LIVE_CHECK_SECONDS = 1.0
 
 
 class RateStoreError(RuntimeError):
@@ -86,6 +88,19 @@ def client_address(request: Request, proxies: list[Network]) -> str:
 def rate_key(user: str | None, address: str) -> str:
     """Users count against their own budget; without tokens, addresses do."""
     return f"user:{user}" if user is not None else f"addr:{address}"
+
+
+async def ping_redis(url: str, timeout: float = LIVE_CHECK_SECONDS) -> None:
+    """A live check of the Redis at `url`, the budget's shared store (while it is away,
+    every budgeted request gets 503): returns once it answers a PING, raises when it does
+    not within `timeout`."""
+    from redis.asyncio import Redis
+
+    client = Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    try:
+        await cast("Awaitable[bool]", client.ping())  # typed for both redis clients
+    finally:
+        await client.aclose()
 
 
 class RequestLimiter:
