@@ -296,10 +296,10 @@ _PAGE_HEADERS = {
 
 
 async def _admit(chat: ChatService, body: ChatRequest, user: str) -> tuple[str, Any]:
-    """Check the message and the session, then take a place in line."""
+    """Check the message, then claim the session, then take a place in line (an invalid
+    message gets the same answer whoever's session it names)."""
     try:
-        await chat.claim(body.session_id, user)
-        return await chat.reserve(body.message)
+        return await chat.admit(body.message, body.session_id, user)
     except InvalidQuestionError as exc:
         too_long = len(body.message.strip()) > MAX_QUESTION_CHARS
         raise HTTPException(413 if too_long else 422, str(exc)) from None

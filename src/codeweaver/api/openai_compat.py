@@ -28,7 +28,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException
 from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 
-from codeweaver.agent.input_check import InvalidQuestionError
+from codeweaver.agent.input_check import InvalidQuestionError, validate_question
 from codeweaver.api.errors import OpenAIError, json_safe
 from codeweaver.api.openai_schemas import (
     COMPLETION_RESPONSE,
@@ -90,8 +90,9 @@ async def _admit(
     user: str,
     header: str | None,
 ) -> tuple[str, RunTicket, str]:
-    """Check the request and the session, then take a place in line; a derived session
-    is busy from here on (released by the caller when the run ends, or here on failure)."""
+    """Check the request, then find and claim the session, then take a place in line; a
+    derived session is busy from here on (released by the caller when the run ends, or
+    here on failure, with a claim made here)."""
     if body.model not in MODELS:
         raise _no_model(body.model)
     refuse_unsupported(body)
@@ -100,16 +101,22 @@ async def _admit(
         message = f"{SESSION_HEADER} must be 1-64 letters, digits, '-' or '_'"
         raise OpenAIError(400, message, param=SESSION_HEADER)
     session_id = header
-    turns: list[PriorTurn] = []  # to seed a new session with
-    # Undone if the request is refused: the derived session freed, the place given back.
-    with contextlib.ExitStack() as undo:
+    # Undone if the request is refused: the claim and the derived session given back,
+    # the place in line too.
+    async with contextlib.AsyncExitStack() as undo:
         try:
+            # Before any session is looked up: a bad question is a 400 whoever's the
+            # session is, so the answer tells nothing about other users' sessions.
+            question = validate_question(question)
             if session_id is None:
                 chat.writable()
-                session_id, turns = await finder.derive(chat, user, question, prior)
+                session_id, turns, created = await finder.derive(chat, user, question, prior)
                 undo.callback(finder.release, session_id)
-            await chat.claim(session_id, user)
-            question, ticket = await chat.reserve(question)
+            else:
+                turns, created = [], await chat.claim(session_id, user)
+            if created:
+                undo.push_async_callback(chat.unclaim, session_id, user)
+            ticket = await chat.queue.admit()
             undo.callback(ticket.cancel)
             await seed(chat, session_id, turns, MODELS[body.model], user)
         except InvalidQuestionError as exc:

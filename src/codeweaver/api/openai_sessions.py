@@ -13,8 +13,10 @@ client that edits or regenerates an earlier message goes on in a new session.
 
 New sessions are numbered per (user, first question) as `oai-<key>-<k>`, so a request
 finds its session in a few lookups; past `MAX_SAME_START` one gets a random id, which
-only the `X-CodeWeaver-Session` header can name again. While a run answers in a session,
-no other request of this process continues it or is given its id.
+only the `X-CodeWeaver-Session` header can name again. A new session is the first
+number whose claim creates it: an id anyone can compute is its owner's from before its
+first turn runs, and a number another server (or user) took meanwhile is passed over.
+While a run answers in a session, no other request of this process continues it.
 """
 
 from __future__ import annotations
@@ -29,7 +31,12 @@ from collections.abc import AsyncGenerator, Sequence
 
 from codeweaver.api.errors import json_safe
 from codeweaver.api.openai_schemas import ChatMessage, message_text
-from codeweaver.api.service import ChatService, ServiceEvent, new_session_id
+from codeweaver.api.service import (
+    ChatService,
+    ServiceEvent,
+    SessionNotFoundError,
+    new_session_id,
+)
 from codeweaver.memory.sessions import Turn
 
 logger = logging.getLogger(__name__)
@@ -111,43 +118,51 @@ class SessionFinder:
 
     async def derive(
         self, chat: ChatService, user: str, question: str, prior: Sequence[PriorTurn]
-    ) -> tuple[str, list[PriorTurn]]:
-        """(the session, the turns to seed it with: none when it is continued).
+    ) -> tuple[str, list[PriorTurn], bool]:
+        """(the session, the turns to seed it with: none when it is continued, whether
+        it is new), claimed for `user`.
 
         The session is busy until `release`.
         """
         async with self._lock:
-            session_id, seed = await self._find(chat, user, question, prior)
+            session_id, seed, created = await self._find(chat, user, question, prior)
             self._busy.add(session_id)
-        return session_id, seed
+        return session_id, seed, created
 
     async def _find(
         self, chat: ChatService, user: str, question: str, prior: Sequence[PriorTurn]
-    ) -> tuple[str, list[PriorTurn]]:
+    ) -> tuple[str, list[PriorTurn], bool]:
         key = conversation_key(user, prior[0][0] if prior else question)
-        first_free: str | None = None
+        numbered = [f"oai-{key}-{number}" for number in range(MAX_SAME_START)]
         matches: list[str] = []
-        for number in range(MAX_SAME_START):
-            session_id = f"oai-{key}-{number}"
+        for session_id in numbered if prior else []:
             if session_id in self._busy:
                 continue
             info = await chat.store.index.session(session_id)
-            if info is None:
-                first_free = first_free or session_id
-                if not prior:
-                    break  # nothing to continue: the first free number is the answer
-            elif (
-                prior
+            if (
+                info is not None
                 and info.owner == user
                 and info.turns == len(prior)
                 and same_turns(await chat.store.index.turns(session_id), prior)
             ):
                 matches.append(session_id)
         if len(matches) == 1:
-            return matches[0], []
+            try:
+                await chat.claim(matches[0], user)
+                return matches[0], [], False
+            except SessionNotFoundError:  # deleted and taken by another user meanwhile
+                pass
         if len(matches) > 1:
             logger.info("%d sessions hold this transcript: a new one starts", len(matches))
-        return first_free or new_session_id(), list(prior)
+        for session_id in [*numbered, new_session_id()]:
+            if session_id in self._busy:
+                continue
+            try:
+                if await chat.claim(session_id, user):
+                    return session_id, list(prior), True
+            except SessionNotFoundError:
+                continue  # another user's
+        raise RuntimeError("no free session id")  # pragma: no cover - a fresh uuid is free
 
     def release(self, session_id: str) -> None:
         self._busy.discard(session_id)
@@ -172,9 +187,13 @@ async def seed(
     if not turns:
         return
     try:
-        await chat.assistant.seed(session_id, turns, mode)
-        for question, answer in turns:
-            await chat.store.index.record_turn(session_id, question, answer, [], (), mode, owner)
+        # A write to the thread like a turn's: none may run in it meanwhile.
+        async with chat.store.locks.hold(session_id):
+            await chat.assistant.seed(session_id, turns, mode)
+            for question, answer in turns:
+                await chat.store.index.record_turn(
+                    session_id, question, answer, [], (), mode, owner
+                )
     except BaseException:
         # Half a seed would be a session no transcript is; shielded from a cancellation.
         with contextlib.suppress(Exception):

@@ -5,17 +5,25 @@ for a slot, `think` / `act` / `observe` for the steps, `progress` for the steps 
 (a dozen lines at most), `token` for the draft's text, then `done` (the checked answer,
 its numbered sources and its progress lines) or `error` — and records the finished turn
 in the session index. Nothing here knows about HTTP.
+
+Every door admits a message in one order (`admit`): the message is checked first, so a
+bad one gets the same refusal whichever session it names; then the session is claimed
+for its owner, before any turn runs in it; then a place in line is taken. A turn of a
+conversation waits while another turn of it runs (see `ThreadLocks`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
 
 from codeweaver.agent.input_check import InvalidQuestionError, validate_question
 from codeweaver.agent.language import detect_language
@@ -43,6 +51,13 @@ HEARTBEAT_SECONDS = 15.0
 TICK_SECONDS = 0.5
 # Exception text can hold SQL or file paths: clients get this, the log gets the rest.
 RUN_FAILED = "the answer failed because of an internal error; try again"
+# How long a turn waits for the turn before it in the same conversation (a local model
+# writes an answer in a minute or two; a turn stuck behind several is refused).
+TURN_WAIT_SECONDS = 300.0
+_WAITING_FOR_TURN = {
+    "en": "Waiting for the answer before this one in the conversation to finish",
+    "ko": "이 대화의 앞선 답변이 끝나기를 기다리는 중",
+}
 
 
 class SessionNotFoundError(KeyError):
@@ -51,6 +66,10 @@ class SessionNotFoundError(KeyError):
 
 class StoreUnavailableError(RuntimeError):
     """The conversation store failed its check at start; the text says why."""
+
+
+class ConversationBusyError(RuntimeError):
+    """Another turn of the conversation ran for longer than a turn waits."""
 
 
 @dataclass(frozen=True)
@@ -95,28 +114,70 @@ class ChatService:
         # How long a run may go without news before a progress line says it is still
         # writing (a local model writes for a minute; doors that show no draft need it).
         self.heartbeat_seconds = HEARTBEAT_SECONDS
+        self.turn_wait_seconds = TURN_WAIT_SECONDS
 
     def writable(self) -> None:
         """Raise `StoreUnavailableError` when nothing can be recorded."""
         if self.store_problem is not None:
             raise StoreUnavailableError(self.store_problem)
 
-    async def claim(self, session_id: str | None, owner: str = DEFAULT_OWNER) -> None:
-        """`SessionNotFoundError` unless `session_id` is new or `owner`'s; checked before
-        a run starts, so nobody computes an answer into another user's session."""
+    async def claim(self, session_id: str | None, owner: str = DEFAULT_OWNER) -> bool:
+        """Make `session_id` `owner`'s before a turn runs in it; whether this created it.
+
+        `SessionNotFoundError` when it is another user's: its row was created by its
+        owner's first request, so nobody can run a turn into it, even while that first
+        turn is still being answered. None names no session (`stream` claims a new id).
+        """
         self.writable()
         if session_id is None:
-            return
-        info = await self.store.index.session(check_session_id(session_id))
-        if info is not None and info.owner != owner:
+            return False
+        claim = await self.store.index.claim(check_session_id(session_id), owner)
+        if claim == "new" and owner != DEFAULT_OWNER and await self._unindexed(session_id):
+            # A thread the index never recorded (a CLI `--thread` in the same data
+            # directory) is the local user's: nobody else continues its memory.
+            await self.unclaim(session_id, owner)
+            claim = "foreign"
+        if claim == "foreign":
             raise SessionNotFoundError(session_id)
+        return claim == "new"
+
+    async def unclaim(self, session_id: str, owner: str) -> None:
+        """Give back a claim no turn was recorded in (its request was refused); best
+        effort, and shielded so a cancelled request still gives it back."""
+        try:
+            await asyncio.shield(self.store.index.release(session_id, owner))
+        except Exception:
+            logger.warning("could not give back the claim of session %s", session_id)
+
+    async def _unindexed(self, session_id: str) -> bool:
+        config: RunnableConfig = {"configurable": {"thread_id": session_id, "checkpoint_ns": ""}}
+        return await self.store.checkpointer.aget_tuple(config) is not None
+
+    async def admit(
+        self, message: object, session_id: str | None, owner: str = DEFAULT_OWNER
+    ) -> tuple[str, RunTicket]:
+        """Check the message, claim the session, take a place in line: in this order, so
+        an invalid message is refused alike whether the session is free, yours or not.
+
+        Raises `InvalidQuestionError`, `SessionNotFoundError`, `StoreUnavailableError`
+        or `QueueFullError` (then a session this claimed is given back).
+        """
+        question = validate_question(message)
+        created = await self.claim(session_id, owner)
+        try:
+            return question, await self.queue.admit()
+        except BaseException:
+            if created and session_id is not None:
+                await self.unclaim(session_id, owner)
+            raise
 
     @property
     def deps(self) -> Any:
         return self.assistant.deps
 
     async def reserve(self, message: object) -> tuple[str, RunTicket]:
-        """Check the message and take a place in line, before any response is sent.
+        """Check the message and take a place in line, before any response is sent; the
+        session is claimed before this (`admit` does both).
 
         Raises `InvalidQuestionError` or `QueueFullError`.
         """
@@ -131,29 +192,115 @@ class ChatService:
         mode: str = "pipeline",
         owner: str = DEFAULT_OWNER,
     ) -> AsyncGenerator[ServiceEvent, None]:
-        """Answer `question` in `owner`'s session; the ticket comes from `reserve`."""
+        """Answer `question` in `owner`'s session (a new one when None); the ticket
+        comes from `reserve`. The turn waits for its conversation (no other turn of it
+        running, in any server) before it waits for a slot, so a waiting turn holds no
+        slot another user's answer could use."""
         session = session_id or new_session_id()
-        slot = asyncio.ensure_future(ticket.acquire())
-        try:
-            async for event in self._wait(ticket, slot):
-                yield event
-            async for event in self._run(question, session, mode, owner):
-                yield event
-        except InvalidQuestionError as exc:
-            yield ServiceEvent("error", {"message": str(exc), "retryable": False})
-        except SessionOwnerError:
-            message = f"no session {session}"
-            yield ServiceEvent("error", {"message": message, "retryable": False})
-        except Exception:
-            logger.exception("run failed in session %s", session)
-            yield ServiceEvent("error", {"message": RUN_FAILED, "retryable": True})
-        finally:
+        slot: asyncio.Future[None] | None = None
+        answered = False
+        lines: list[dict[str, str]] = []
+        waiting = asyncio.Event()  # set if the turn must wait for another one
+
+        def give_back() -> None:
             # However the stream ends (done, error, client gone), the slot is given back.
-            if not slot.done():
+            if slot is None:
+                ticket.cancel()
+            elif not slot.done():
                 slot.cancel()
                 ticket.cancel()
             elif not slot.cancelled() and slot.exception() is None:
                 ticket.release()
+
+        async def end_turn() -> None:
+            # While the conversation is still this turn's, and to the end even if the
+            # request is cancelled: an unanswered first turn gives its session back, and
+            # then the slot is given back, so a retry once the slot is free finds it free.
+            try:
+                if not answered:
+                    await self._forget_if_empty(session, owner)
+            finally:
+                give_back()
+
+        try:
+            async with contextlib.AsyncExitStack() as turn:
+                hold = self.store.locks.hold(session, waiting.set, end_turn)
+                async for event in self._take_turn(turn, hold, waiting, question, lines):
+                    yield event
+                # Claimed by the door already; claimed again now that no other turn of it
+                # runs: a new id is claimed before it runs, a session the turn before gave
+                # back (its first, unanswered) is claimed afresh, and one another user took
+                # meanwhile is refused. No caller runs a turn in a session not its owner's.
+                await self.claim(session, owner)
+                slot = asyncio.ensure_future(ticket.acquire())
+                async for event in self._wait(ticket, slot):
+                    yield event
+                async for event in self._run(question, session, mode, owner, lines):
+                    answered = answered or event.kind == "done"
+                    yield event
+        except InvalidQuestionError as exc:
+            yield ServiceEvent("error", {"message": str(exc), "retryable": False})
+        except (SessionOwnerError, SessionNotFoundError):
+            message = f"no session {session}"
+            yield ServiceEvent("error", {"message": message, "retryable": False})
+        except (ConversationBusyError, StoreUnavailableError) as exc:
+            retryable = isinstance(exc, ConversationBusyError)
+            yield ServiceEvent("error", {"message": str(exc), "retryable": retryable})
+        except Exception:
+            logger.exception("run failed in session %s", session)
+            yield ServiceEvent("error", {"message": RUN_FAILED, "retryable": True})
+        finally:
+            if slot is None:  # the conversation never became this turn's: no `end_turn`
+                ticket.cancel()
+
+    async def _forget_if_empty(self, session: str, owner: str) -> None:
+        """Give back a session whose first turn ended unanswered (failed, cancelled):
+        its thread, then its claim, so the chat's retry can have the same id and nothing
+        of the attempt is left for whoever claims it next. Run before the conversation is
+        let go, to the end even if the request is cancelled (see `ThreadLocks.hold`)."""
+        info = await self.store.index.session(session)
+        if info is None or info.owner != owner or info.turns:
+            return
+        await self.store.checkpointer.adelete_thread(session)
+        await self.store.index.release(session, owner)
+
+    async def _take_turn(
+        self,
+        turn: contextlib.AsyncExitStack,
+        hold: contextlib.AbstractAsyncContextManager[None],
+        waiting: asyncio.Event,
+        question: str,
+        lines: list[dict[str, str]],
+    ) -> AsyncIterator[ServiceEvent]:
+        """Enter `hold` (the conversation, free of other turns), saying so if `waiting`
+        is set meanwhile; the conversation is this turn's until `turn` closes.
+        `ConversationBusyError` once `turn_wait_seconds` have passed."""
+        entering = asyncio.ensure_future(turn.enter_async_context(hold))
+        said = asyncio.ensure_future(waiting.wait())
+        deadline = time.monotonic() + self.turn_wait_seconds
+        try:
+            await asyncio.wait(
+                {entering, said}, timeout=self.turn_wait_seconds, return_when="FIRST_COMPLETED"
+            )
+            if said.done() and not entering.done():
+                language = detect_language(question)
+                text = _WAITING_FOR_TURN.get(language, _WAITING_FOR_TURN["en"])
+                line = {"phase": "queue", "text": text}
+                lines.append(line)
+                yield ServiceEvent("progress", line)
+                await asyncio.wait({entering}, timeout=max(0.0, deadline - time.monotonic()))
+            if not entering.done():
+                raise ConversationBusyError(
+                    "another answer in this conversation is still being written; "
+                    "try again once it is done"
+                )
+            entering.result()
+        finally:
+            said.cancel()
+            if not entering.done():
+                entering.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await entering
 
     async def _wait(
         self, ticket: RunTicket, slot: asyncio.Future[None]
@@ -170,13 +317,12 @@ class ChatService:
                 yield ServiceEvent("queue", {"position": reported + 1})
 
     async def _run(
-        self, question: str, session: str, mode: str, owner: str
+        self, question: str, session: str, mode: str, owner: str, lines: list[dict[str, str]]
     ) -> AsyncIterator[ServiceEvent]:
         result: RunResult | None = None
         answering = False
         language = detect_language(question)
         progress = Progress(language)
-        lines: list[dict[str, str]] = []
         words, news = 0, time.monotonic()
         async for run_event in with_ticks(
             self.assistant.stream(question, session, mode), TICK_SECONDS

@@ -219,8 +219,8 @@ async def _ask(
     owner = _owner(ctx)
     await _spend_budget(ctx)
     try:
-        await chat.claim(session_id, owner)
-        text, ticket = await chat.reserve(question)
+        # The question is checked before the session is looked up (see `ChatService.admit`).
+        text, ticket = await chat.admit(question, session_id, owner)
     except InvalidQuestionError as exc:
         raise ToolError(f"invalid question: {exc}") from None
     except SessionNotFoundError:

@@ -6,20 +6,26 @@ with its sources and cache key, for history and feedback. SQLite (the thread fil
 data directory) by default; PostgreSQL when `DATABASE_URL` is set. A turn is written
 only once its answer is complete, in one transaction, so killing the server mid-answer
 loses nothing that was already answered.
+
+A session is claimed by its owner before its first turn runs: its index row (no turns
+yet) is created then, and a claim of a row another user holds fails, so nobody else can
+run a turn into it meanwhile. One turn of a thread runs at a time (`ThreadLocks`): each
+run checkpoints from the state it started with, so two at once would lose one's turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from codeweaver.memory.checkpoint import ThreadStoreError
 
@@ -27,6 +33,8 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
     from codeweaver.config import Settings
+
+logger = logging.getLogger(__name__)
 
 SESSION_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 TITLE_CHARS = 80
@@ -49,6 +57,13 @@ _SCHEMA = [
 ]
 # Columns added after the first release: (table, column, definition).
 _ADDED_COLUMNS = [("cw_sessions", "owner", "TEXT NOT NULL DEFAULT 'default'")]
+
+
+# What a claim found: the row was created for the claimant, was already theirs, or is
+# another user's.
+Claim = Literal["new", "owned", "foreign"]
+# Called once when a turn has to wait for another turn of its thread.
+OnWait = Callable[[], None]
 
 
 class SessionOwnerError(LookupError):
@@ -97,6 +112,10 @@ class SessionIndex(Protocol):
         mode: str,
         owner: str = DEFAULT_OWNER,
     ) -> Turn: ...
+
+    async def claim(self, session_id: str, owner: str) -> Claim: ...
+
+    async def release(self, session_id: str, owner: str) -> bool: ...
 
     async def sessions(self, owner: str, limit: int = 100) -> list[SessionInfo]: ...
 
@@ -208,12 +227,14 @@ class SqlSessionIndex:
                 ),
                 (session_id, title_of(question), now, now, owner),
             )
+            # A claimed session has no title until its first turn is recorded.
             cursor = await self._db.execute(
                 self._sql(
-                    "UPDATE cw_sessions SET turns = turns + 1, updated = ? "
+                    "UPDATE cw_sessions SET turns = turns + 1, updated = ?, "
+                    "title = CASE WHEN turns = 0 THEN ? ELSE title END "
                     "WHERE id = ? AND owner = ?"
                 ),
-                (now, session_id, owner),
+                (now, title_of(question), session_id, owner),
             )
             if cursor.rowcount != 1:
                 raise SessionOwnerError(session_id)
@@ -238,10 +259,56 @@ class SqlSessionIndex:
             raise
         return Turn(session_id, number, question, answer, sources, cache_keys, mode, now)
 
+    async def claim(self, session_id: str, owner: str) -> Claim:
+        """Create `session_id`'s row for `owner` unless it exists; say whose it is.
+
+        One statement decides between two claimants (the row's primary key), on SQLite and
+        on PostgreSQL alike, so two users never both get "new".
+        """
+        async with self._lock:
+            try:
+                rows = await self._fetch("SELECT owner FROM cw_sessions WHERE id = ?", session_id)
+                if not rows:
+                    now = time.time()
+                    cursor = await self._db.execute(
+                        self._sql(
+                            "INSERT INTO cw_sessions (id, title, turns, created, updated, owner) "
+                            "VALUES (?, '', 0, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
+                        ),
+                        (session_id, now, now, owner),
+                    )
+                    if cursor.rowcount == 1:
+                        await self._db.commit()
+                        return "new"
+                    # Another server claimed it meanwhile: its row is committed by now.
+                    rows = await self._fetch(
+                        "SELECT owner FROM cw_sessions WHERE id = ?", session_id
+                    )
+                await self._db.commit()
+            except BaseException:
+                await self._db.rollback()
+                raise
+        return "owned" if rows and rows[0][0] == owner else "foreign"
+
+    async def release(self, session_id: str, owner: str) -> bool:
+        """Drop `owner`'s claim of `session_id` if no turn was recorded in it."""
+        async with self._lock:
+            try:
+                cursor = await self._db.execute(
+                    self._sql("DELETE FROM cw_sessions WHERE id = ? AND owner = ? AND turns = 0"),
+                    (session_id, owner),
+                )
+                await self._db.commit()
+            except BaseException:
+                await self._db.rollback()
+                raise
+        return bool(cursor.rowcount)
+
     async def sessions(self, owner: str, limit: int = 100) -> list[SessionInfo]:
-        """`owner`'s sessions, most recently updated first."""
+        """`owner`'s sessions with a turn, most recently updated first (a claim whose
+        first turn never finished is no conversation to list)."""
         rows = await self._read(
-            f"SELECT {_SESSION_COLUMNS} FROM cw_sessions WHERE owner = ? "
+            f"SELECT {_SESSION_COLUMNS} FROM cw_sessions WHERE owner = ? AND turns > 0 "
             "ORDER BY updated DESC LIMIT ?",
             owner,
             limit,
@@ -296,13 +363,101 @@ class SqlSessionIndex:
         return bool(cursor.rowcount)
 
 
+# Releases what `SharedLock` acquired.
+Release = Callable[[], Awaitable[None]]
+# Holds one thread against the other server processes (PostgreSQL's advisory lock):
+# waits, calling `on_wait` while it does, and returns how to let go.
+SharedLock = Callable[[str, OnWait], Awaitable[Release]]
+
+
+async def finish(work: Awaitable[None]) -> None:
+    """Await `work` to the end even if the caller is cancelled meanwhile (it then goes
+    on in the background): a lock must not stay held because its holder was cancelled,
+    as a request is when its client leaves (repeatedly, inside an AnyIO cancel scope)."""
+    task = asyncio.ensure_future(work)
+    await asyncio.shield(task)
+
+
+class ThreadLocks:
+    """One turn at a time per thread: in this process an asyncio lock per thread id, and
+    across processes `shared` when the threads live in a shared database."""
+
+    def __init__(self, shared: SharedLock | None = None) -> None:
+        self._shared = shared
+        # thread id -> (its lock, how many turns hold or wait for it); dropped at 0.
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @asynccontextmanager
+    async def hold(
+        self,
+        thread_id: str,
+        on_wait: OnWait | None = None,
+        before_release: Release | None = None,
+    ) -> AsyncIterator[None]:
+        """Wait until no other turn of `thread_id` runs, then hold it; `on_wait` is
+        called once if that means waiting. Waiters get it in arrival order here.
+
+        `before_release` runs while the thread is still held, once the block is left;
+        it and the release are finished even if the holder is cancelled meanwhile.
+        """
+        said = False
+
+        def waiting() -> None:
+            nonlocal said
+            if not said and on_wait is not None:
+                said = True
+                on_wait()
+
+        lock, users = self._locks.get(thread_id, (asyncio.Lock(), 0))
+        self._locks[thread_id] = (lock, users + 1)
+        held: asyncio.Lock | None = None
+        release: Release | None = None
+        try:
+            if lock.locked():
+                waiting()
+            await lock.acquire()
+            held = lock
+            if self._shared is not None:
+                release = await self._shared(thread_id, waiting)
+            yield
+        finally:
+            whole = held is not None and (self._shared is None or release is not None)
+            cleanup = before_release if whole else None
+            await finish(self._leave(thread_id, held, release, cleanup))
+
+    async def _leave(
+        self,
+        thread_id: str,
+        held: asyncio.Lock | None,
+        release: Release | None,
+        cleanup: Release | None,
+    ) -> None:
+        try:
+            for step in (cleanup, release):
+                if step is None:
+                    continue
+                try:
+                    await step()
+                except Exception:
+                    logger.warning("thread %s: could not let go cleanly", thread_id, exc_info=True)
+        finally:
+            if held is not None:
+                held.release()
+            lock, users = self._locks[thread_id]
+            if users > 1:
+                self._locks[thread_id] = (lock, users - 1)
+            else:
+                del self._locks[thread_id]
+
+
 @dataclass
 class ThreadStore:
-    """The checkpointer and the session index of one database."""
+    """The checkpointer and the session index of one database, and its thread locks."""
 
     checkpointer: BaseCheckpointSaver[Any]
     index: SessionIndex
     backend: str  # "sqlite" or "postgresql"
+    locks: ThreadLocks = field(default_factory=ThreadLocks)
 
     async def delete(self, session_id: str) -> bool:
         existed = await self.index.delete(session_id)

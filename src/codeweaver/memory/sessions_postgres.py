@@ -1,18 +1,74 @@
-"""Threads and sessions in PostgreSQL (`DATABASE_URL`), shared by every server process."""
+"""Threads and sessions in PostgreSQL (`DATABASE_URL`), shared by every server process.
+
+A turn holds its thread against the other processes with a session-level advisory lock
+on a connection of its own: a server that dies mid-turn loses the connection, and with
+it the lock, so no thread stays locked by a dead replica.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from codeweaver.memory.checkpoint import ThreadStoreError
-from codeweaver.memory.sessions import SqlSessionIndex, ThreadStore
+from codeweaver.memory.sessions import (
+    OnWait,
+    Release,
+    SharedLock,
+    SqlSessionIndex,
+    ThreadLocks,
+    ThreadStore,
+    finish,
+)
 
 # The advisory lock taken while the tables are created or migrated (any fixed number).
 _SETUP_LOCK = 0x436F6465576561  # "CodeWea"
 _SETUP_WAIT_SECONDS = 120.0
+# Thread locks use the two-key form, a key space apart from the setup lock's one key.
+_THREAD_LOCKS = 0x43575448  # "CWTH"
+# A turn waiting for its thread asks again this often (a blocking `pg_advisory_lock`
+# cannot be given up when the waiting request is cancelled).
+THREAD_POLL_SECONDS = 0.1
+
+
+def thread_lock_key(thread_id: str) -> int:
+    """A 32-bit signed key for `thread_id` (two threads sharing one only wait longer)."""
+    digest = hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).digest()
+    return int.from_bytes(digest[:4], "big", signed=True)
+
+
+def advisory_thread_lock(url: str) -> SharedLock:
+    """The cross-process half of `ThreadLocks` for the database at `url`."""
+
+    async def acquire(thread_id: str, on_wait: OnWait) -> Release:
+        import psycopg
+
+        key = (_THREAD_LOCKS, thread_lock_key(thread_id))
+        lock = await psycopg.AsyncConnection.connect(url, autocommit=True)
+
+        async def release() -> None:
+            # Closing the connection releases the lock too, should the unlock fail.
+            try:
+                await lock.execute("SELECT pg_advisory_unlock(%s, %s)", key)
+            finally:
+                await lock.close()
+
+        try:
+            while True:
+                cursor = await lock.execute("SELECT pg_try_advisory_lock(%s, %s)", key)
+                row = await cursor.fetchone()
+                if row is not None and row[0]:
+                    return release
+                on_wait()
+                await asyncio.sleep(THREAD_POLL_SECONDS)
+        except BaseException:
+            await finish(lock.close())
+            raise
+
+    return acquire
 
 
 @asynccontextmanager
@@ -72,4 +128,4 @@ async def postgres_store(url: str) -> AsyncIterator[ThreadStore]:
                 f"cannot use the PostgreSQL database of DATABASE_URL ({type(exc).__name__}: "
                 f"{str(exc).splitlines()[0] if str(exc) else 'connection failed'})"
             ) from exc
-        yield ThreadStore(saver, index, "postgresql")
+        yield ThreadStore(saver, index, "postgresql", ThreadLocks(advisory_thread_lock(url)))
