@@ -19,10 +19,12 @@ from codeweaver.words import tokens
 from codeweaver.words.markers import CITATION, cited_numbers, outside_code
 
 _CITATION_WITH_SPACE = re.compile(r"[ \t]?\[(\d{1,3})\]")
+# Spaces within one line (`[^\S\n]`), and each optional mark followed by its own spaces:
+# `\s*:?\s*(?:\*\*)?\s*:?\s*` tries every split of a run of spaces between four `\s*`.
 _SOURCE_HEADING = re.compile(
-    r"^\s*(?:#+\s*)?(?:\*\*)?(?:sources?(?: cited| used| list)?|references?|출처|"
+    r"^[^\S\n]*(?:#+[^\S\n]*)?(?:\*\*)?(?:sources?(?: cited| used| list)?|references?|출처|"
     r"참고(?: ?자료)?|(?:참고 ?)?자료(?: ?목록)?)"
-    r"\s*:?\s*(?:\*\*)?\s*:?\s*$",
+    r"[^\S\n]*(?::[^\S\n]*)?(?:\*\*[^\S\n]*)?(?::[^\S\n]*)?$",
     re.IGNORECASE | re.MULTILINE,
 )
 _FENCE = re.compile(r"^\s*```")

@@ -33,7 +33,10 @@ _LEADING_JOINER = re.compile(
     re.IGNORECASE,
 )
 # " / " is left out: in prose it is mostly division ("x = float(i) / (n-1)").
-_SEPARATOR = re.compile(r"\s*(?:;|\s\|\s)\s*")
+# A match may not start inside a run of whitespace: from there the leading `\s*` would
+# rescan the rest of the run at every position (quadratic on a padded question), and it
+# never finds a separator the run's first position did not.
+_SEPARATOR = re.compile(r"(?:(?<!\s)|(?=\S))\s*(?:;|\s\|\s)\s*")
 # "Or …?" offers another reading of the question before it, never a new one.
 _ALTERNATIVE = re.compile(r"^or\b", re.IGNORECASE)
 _QUESTION_START = re.compile(

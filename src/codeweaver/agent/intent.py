@@ -17,8 +17,10 @@ import re
 from codeweaver.agent.state import Intent
 
 _FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
+# An error name is tried from its word's start only (digits and `_` skipped): from every
+# letter, the search would rescan the rest of a long word for the suffix.
 _QUOTED_ERROR = re.compile(
-    r"Traceback|[A-Za-z]\w*(?:Error|Exception)(?![A-Za-z0-9_])|\berror:|\bwarning:|"
+    r"Traceback|(?<!\w)[^\WA-Za-z]*[A-Za-z]\w*(?:Error|Exception)(?![A-Za-z0-9_])|\berror:|\bwarning:|"
     r"\bat [\w.$]+\(|\bERROR\b|\bFATAL\b|에러|오류|예외"
 )
 _FAILURE = re.compile(

@@ -39,7 +39,8 @@ _SMALL_TALK_KO = (
 )
 _SMALL_TALK = re.compile(
     rf"^(?:{_SMALL_TALK_EN}|{_SMALL_TALK_KO})(?:[\s,]+(codeweaver|bot|there|buddy))?"
-    r"[\s!.?~^]*(?:[:;]-?[)D]|[😀-🙏👍🙌]|ㅎ+|ㅋ+|\^\^)*[\s!.?~]*$",
+    # One ㅎ or ㅋ per repeat: `(?:ㅎ+)*` splits a run of n in 2^n ways when the match fails.
+    r"[\s!.?~^]*(?:[:;]-?[)D]|[😀-🙏👍🙌]|ㅎ|ㅋ|\^\^)*[\s!.?~]*$",
     re.IGNORECASE,
 )
 _FOLLOW_UP_OPENER = re.compile(

@@ -32,8 +32,9 @@ _VERSION = r"v?\d+(?:\.\d+)*"
 # A mention of an old version needs a dot: `pandas 1 column` is no version.
 _DOTTED = r"v?\d+\.\d+(?:\.\d+)*"
 _CUE_BEFORE = re.compile(r"(?:import|from|install|add|require\(['\"]?)\s*$", re.IGNORECASE)
+# The operator carries its own spaces: two `\s*` in a row split a run of spaces n ways.
 _CUE_AFTER = re.compile(
-    rf"^(?:\s*(?:==|>=|<=|~=|@|\^|~)?\s*{_VERSION}\b|\s+(?:library|package|module|lib)\b|\.\w)",
+    rf"^(?:\s*(?:(?:==|>=|<=|~=|@|\^|~)\s*)?{_VERSION}\b|\s+(?:library|package|module|lib)\b|\.\w)",
     re.IGNORECASE,
 )
 SOURCE_SO = "stackoverflow"

@@ -158,12 +158,39 @@ def _markdown_title(text: str) -> str:
             continue
         if in_fence:
             continue
-        match = re.match(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", line)
-        if match:
-            return match.group(1).strip()
-        if i + 1 < len(lines) and line.strip() and re.fullmatch(r"\s*(=+|-+)\s*", lines[i + 1]):
+        heading = _atx_heading(line)
+        if heading is not None:
+            return heading
+        if i + 1 < len(lines) and line.strip() and _is_underline(lines[i + 1]):
             return line.strip()
     return ""
+
+
+# An ATX heading's opening: up to three spaces, one to six `#`, then spaces. What follows
+# is cut in Python: a lazy `(.+?)` before `\s*#*\s*$` backtracks cubically on the spaces
+# of a heading, and one such line in a file hung the whole `index add`.
+_ATX_OPEN = re.compile(r"\s{0,3}#{1,6}(?=\s)")
+
+
+def _atx_heading(line: str) -> str | None:
+    """The text of an ATX heading line ("## Usage ##" → "Usage"), else None."""
+    opened = _ATX_OPEN.match(line)
+    if opened is None:
+        return None
+    rest = line[opened.end() :]
+    body = rest.lstrip()
+    if not body:  # only spaces: a heading of one space when there are two of them
+        return "" if len(rest) >= 2 else None
+    # The text is the shortest start of `body` (one character at least) whose remainder
+    # is spaces, then `#`s, then spaces.
+    text = body.rstrip().rstrip("#").rstrip()
+    return body[: max(len(text), 1)].strip()
+
+
+def _is_underline(line: str) -> bool:
+    """A setext heading's underline: a run of `=` or of `-`, spaces around."""
+    marks = line.strip()
+    return bool(marks) and marks in ("=" * len(marks), "-" * len(marks))
 
 
 def _first_line(text: str) -> str:

@@ -101,7 +101,10 @@ def extract_terms(query: str) -> list[Term]:
     for match in _ERROR_MESSAGE.finditer(query):
         # The message ends with its sentence; the question usually goes on after it.
         add_phrase(_MESSAGE_END.split(match.group(2), maxsplit=1)[0])
-    code_names.update(m.group(1) for m in re.finditer(r"([A-Za-z_]\w*)\s*\(", query))
+    # Tried from a word's start only (its digits skipped): from each of its letters, the
+    # search would rescan the rest of the word, quadratic in a long one.
+    calls = re.finditer(r"(?<!\w)[^\W_A-Za-z]*([A-Za-z_]\w*)\s*\(", query)
+    code_names.update(m.group(1) for m in calls)
     for name in CODE_SEARCH_IDENTIFIER.findall(query):
         lowered = name.lower()
         if _ERROR_ONLY.match(name):

@@ -78,7 +78,7 @@ MAX_SNIPPET_CHARS = 3000
 # below answers with the same votes.
 QUESTION_ONLY_WEIGHT = 0.5
 
-_SECONDS = re.compile(r"(\d+)\s*seconds?")
+_SECONDS = re.compile(r"(?<!\d)(\d+)\s*seconds?")  # from a run's first digit only: linear
 
 
 def _utcnow() -> datetime:

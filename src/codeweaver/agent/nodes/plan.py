@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Literal
 
 from langchain_core.messages import AIMessage
@@ -59,7 +60,10 @@ async def plan_message(message: str, deps: Deps) -> tuple[PlanCase, list[str], s
     reliably but misjudge a case named in the prompt, so the case is always derived from
     the list. `how` is "model" when the model decided.
     """
-    ruled = plan_by_rules(message)
+    # The rules read the user's raw text (up to 8,000 characters) in a worker thread, off
+    # the event loop. That alone does not save the loop from one slow regex call, which
+    # holds the GIL throughout: their patterns must also be linear (tests check both).
+    ruled = await asyncio.to_thread(plan_by_rules, message)
     if ruled is not None:
         case, questions, how = ruled
         return case, questions, how, None

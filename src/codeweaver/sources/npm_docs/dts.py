@@ -33,7 +33,10 @@ MAX_OVERLOADS = 6  # more overloads than this add length, not meaning
 MAX_DEPTH = 12  # nested namespaces deeper than this are not API anyone browses
 _HIDDEN = re.compile(r"^@(?:internal|private|hidden|ignore)\b", re.MULTILINE)
 _FILE_DOC = re.compile(r"@(?:license|file|fileoverview|packageDocumentation|module)\b")
-_LINK = re.compile(r"\{@link(?:code|plain)?\s+([^}|\s]+)(?:\s*\|?\s*([^}]*))?\}")
+# The text after the target is taken whole and trimmed in Python (`_link_text`): three
+# optional runs of spaces in a row (`\s*\|?\s*`) backtrack cubically on a long one. It
+# stops at a brace, so an unclosed `{@link` is not scanned again from every later one.
+_LINK = re.compile(r"\{@link(?:code|plain)?\s+([^}|\s]+)([\s|][^{}]*)?\}")
 _REFERENCE = re.compile(r"^///\s*<reference\s+path\s*=\s*[\"']([^\"']+)[\"']")
 _STAR = re.compile(r"^[ \t]*\*? ?")
 _CLASSES = ("class_declaration", "abstract_class_declaration", "class")
@@ -102,12 +105,18 @@ def squeeze(text: str, limit: int = MAX_SIGNATURE_CHARS) -> str:
     return text
 
 
+def _link_text(match: re.Match[str]) -> str:
+    """`{@link target | text}` or `{@link target text}` as its text, else its target."""
+    text = (match.group(2) or "").strip().removeprefix("|").strip()
+    return text or match.group(1)
+
+
 def clean_jsdoc(comment: str, limit: int) -> str:
     """The text of a `/** … */` comment: stars and delimiters gone, links as their text."""
     body = comment[3:-2] if comment.endswith("*/") else comment[3:]
     lines = [_STAR.sub("", line).rstrip() for line in body.split("\n")]
     text = "\n".join(lines).strip()
-    text = _LINK.sub(lambda m: (m.group(2) or "").strip() or m.group(1), text)
+    text = _LINK.sub(_link_text, text)
     text = re.sub(r"\n{3,}", "\n\n", text)
     if len(text) > limit:
         cut = text.rfind(" ", limit // 2, limit)

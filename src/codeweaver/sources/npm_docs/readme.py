@@ -12,14 +12,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+# READMEs come from any package in node_modules, so no pattern here may rescan a long
+# run once per position. The ATX heading's closing `#`s and spaces are cut in Python
+# (`_atx`): a lazy `(.*?)` before optional runs of spaces is quadratic in those spaces.
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+_ATX_OPEN = re.compile(r" {0,3}(#{1,6})[ \t]+")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-_EMPTY_LINK = re.compile(r"\[\s*\]\([^)]*\)")
-_LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_TAG = re.compile(r"</?[A-Za-z][^>]*>")
+# Link text holds no bracket and a target no parenthesis but one balanced pair (a wiki
+# URL's "_(bar)"), so each attempt stops at the next `[` or `(` instead of running to the
+# end of an unclosed `[` or `](` repeated thousands of times.
+_TARGET = r"\([^()]*(?:\([^()]*\)[^()]*)*\)"
+_IMAGE = re.compile(r"!\[[^\[\]]*\]" + _TARGET)
+_EMPTY_LINK = re.compile(r"\[\s*\]" + _TARGET)
+_LINK = re.compile(r"\[([^\[\]]+)\]" + _TARGET)
+_TAG = re.compile(r"</?[A-Za-z][^<>]*>")
 _BLANKS = re.compile(r"\n{3,}")
 MIN_SECTION_CHARS = 40  # a heading over a line of text says too little to be a result
 
@@ -45,11 +51,42 @@ def slug(heading: str) -> str:
 
 def clean(text: str) -> str:
     """Markdown prose without badges, images and HTML tags, blank runs squeezed."""
-    text = _HTML_COMMENT.sub("", text)
+    text = _without_comments(text)
     text = _EMPTY_LINK.sub("", _IMAGE.sub("", text))
     text = _TAG.sub("", text)
     lines = [line.rstrip() for line in text.splitlines()]
     return _BLANKS.sub("\n\n", "\n".join(lines)).strip()
+
+
+def _without_comments(text: str) -> str:
+    """`text` without its `<!-- … -->` comments. An unclosed one is kept, and the search
+    stops there: no later comment can close either (a regex would rescan to the end
+    from every later `<!--`)."""
+    kept: list[str] = []
+    done = 0
+    while (start := text.find("<!--", done)) >= 0:
+        end = text.find("-->", start + 4)
+        if end < 0:
+            break
+        kept.append(text[done:start])
+        done = end + 3
+    kept.append(text[done:])
+    return "".join(kept)
+
+
+def _atx(line: str) -> tuple[int, str] | None:
+    """(level, raw text) of an ATX heading line ("## Usage ##"), else None."""
+    opened = _ATX_OPEN.match(line)
+    if opened is None:
+        return None
+    body = line[opened.end() :]
+    # The text ends before the trailing spaces, or before a closing run of `#` that
+    # follows a space ("## Usage ##"); "C#" keeps its `#`.
+    end = len(body.rstrip(" \t"))
+    unhashed = body[:end].rstrip("#")
+    if len(unhashed) < end and unhashed.endswith((" ", "\t")):
+        end = len(unhashed.rstrip(" \t"))
+    return len(opened.group(1)), body[:end]
 
 
 def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
@@ -66,9 +103,9 @@ def _headings(lines: list[str]) -> list[tuple[int, int, str]]:
         if opened:
             fence = opened.group(1)
             continue
-        atx = _ATX.match(line)
+        atx = _atx(line)
         if atx:
-            found.append((i, len(atx.group(1)), heading_text(atx.group(2))))
+            found.append((i, atx[0], heading_text(atx[1])))
             continue
         setext = _SETEXT.match(line)
         previous = lines[i - 1].strip() if i else ""

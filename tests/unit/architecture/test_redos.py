@@ -1,0 +1,274 @@
+"""No regular expression in the package backtracks super-linearly.
+
+Every pattern is collected: each module-level compiled one (imported, so patterns built
+from f-strings count too) and each literal passed to a `re` function anywhere. Two nets:
+regexploit reads each pattern for ambiguous repeats (cubic or worse), and a timing run
+feeds each one long runs of characters and flags those whose time grows faster than the
+input (the quadratic kind regexploit does not see, like a `\\s*` retried at every
+position of a run of spaces).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+import re
+import signal
+import time
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+import pytest
+
+import codeweaver
+
+with warnings.catch_warnings():  # regexploit parses with sre_parse, deprecated since 3.11
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from regexploit.ast.sre import SreOpParser
+    from regexploit.redos import find
+
+PACKAGE = Path(codeweaver.__file__).parent
+
+# Patterns whose time may grow faster than their input, and why that is bearable; keyed
+# by `module.NAME` or `path:line`. Every entry is quadratic (a search that rescans a run
+# from each of its positions), never cubic or exponential: regexploit allows none of these.
+_ANSWER = "the model's answer: at most CODEWEAVER_MAX_TOKENS tokens (700 by default)"
+_EVALUATION = "offline evaluation on the project's own data sets, never a served request"
+ALLOWED: dict[str, str] = {
+    "codeweaver.agent.api_citations._FENCED": _ANSWER,
+    "codeweaver.agent.code_citations._CODE_BLOCK": _ANSWER,
+    "codeweaver.agent.grounding._BULLET": _ANSWER,
+    "codeweaver.agent.grounding._HEADING": _ANSWER,
+    "codeweaver/agent/grounding.py:81": "its text has every run of spaces squeezed to one",
+    "codeweaver.agent.restatement._LINK": _ANSWER + ", and source sentences",
+    "codeweaver.agent.restatement._IDENTIFIER": _ANSWER + ", and source sentences",
+    "codeweaver/codecheck/api.py:387": "the source of an installed module the code check reads",
+    "codeweaver.sources.installed_docs.embedding_text._SIGNATURE_SUMMARY": (
+        "signatures of the installed packages' own documentation"
+    ),
+    # The question, at most 8,000 characters: 0.4 s (`a.` repeated), 1.3 s and 1.4 s (one
+    # 8,000-letter word) at worst. Each match's text is used, so a lookbehind that stops
+    # the rescans would change what they find; rewriting them is still to do.
+    "codeweaver.sources.query_shapes.ERROR_LINE": "the question, at most 8,000 characters",
+    "codeweaver.sources.query_shapes._CODE_TERM": "the question, at most 8,000 characters",
+    "codeweaver/sources/npm_docs/tokens.py:72": "the question, at most 8,000 characters",
+    # Bodies from the Stack Exchange and GitHub APIs, cut by those services.
+    "codeweaver.sources.so_format._FENCED": "a Stack Overflow post's body, in a search thread",
+    "codeweaver.sources.gh_issue_format._HTML_COMMENT": "a GitHub issue's body, in a thread",
+    "codeweaver.evaluation.identifiers._FENCED": _EVALUATION,
+    "codeweaver.evaluation.identifiers._COMMAND_LINE": _EVALUATION,
+    "codeweaver.evaluation.identifiers._IMPORT": _EVALUATION,
+    "codeweaver.evaluation.identifiers._DEFINED": _EVALUATION,
+    "codeweaver/evaluation/stackexchange_corpus.py:96": _EVALUATION,
+}
+
+# Which positional argument holds the flags, per `re` function.
+_FLAGS_AT = {"compile": 1, "search": 2, "match": 2, "fullmatch": 2, "findall": 2}
+_FLAGS_AT |= {"finditer": 2, "split": 3, "sub": 4, "subn": 4}
+_ANCHORED = {"match", "fullmatch"}
+
+
+@dataclass(frozen=True)
+class Found:
+    """A pattern, where it is, and how it is run (`search` unless only ever anchored)."""
+
+    where: str
+    pattern: re.Pattern[str]
+    how: str = "search"
+
+    def run(self, text: str) -> object:
+        fn: Callable[[str], object] = getattr(self.pattern, self.how)
+        return fn(text)
+
+
+def _flags(node: ast.expr) -> int:
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "re"
+    ):
+        return int(getattr(re, node.attr))
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _flags(node.left) | _flags(node.right)
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    raise ValueError(ast.unparse(node))
+
+
+def _literal_calls() -> Iterator[Found]:
+    """`re.<fn>("literal", …)` anywhere in the package's source."""
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "re"
+                and node.func.attr in _FLAGS_AT
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
+            ):
+                continue
+            name = node.func.attr
+            flags_at = _FLAGS_AT[name]
+            flag_nodes = [kw.value for kw in node.keywords if kw.arg == "flags"]
+            flag_nodes += node.args[flags_at : flags_at + 1]
+            flags = _flags(flag_nodes[0]) if flag_nodes else 0
+            where = f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
+            how = name if name in _ANCHORED else "search"
+            yield Found(where, re.compile(node.args[0].value, flags), how)
+
+
+def _module_patterns() -> Iterator[Found]:
+    """Compiled patterns at module level, in modules that compile any."""
+    for info in pkgutil.walk_packages([str(PACKAGE)], "codeweaver."):
+        if info.name.endswith("__main__"):
+            continue
+        relative = info.name.removeprefix("codeweaver.").replace(".", "/")
+        source = PACKAGE / f"{relative}.py"
+        if not source.exists():
+            source = PACKAGE / relative / "__init__.py"
+        if "re.compile(" not in source.read_text(encoding="utf-8"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
+                yield Found(f"{info.name}.{name}", value)
+
+
+def _patterns() -> list[Found]:
+    found: dict[tuple[str, int, str], Found] = {}
+    for item in [*_module_patterns(), *_literal_calls()]:
+        key = (item.pattern.pattern, item.pattern.flags, item.how)
+        found.setdefault(key, item)
+    return list(found.values())
+
+
+PATTERNS = _patterns()
+
+
+def test_the_collection_sees_the_package() -> None:
+    """The scan reads both kinds of pattern, so an empty report means something."""
+    wheres = {item.where for item in PATTERNS}
+    assert len(PATTERNS) > 200
+    assert "codeweaver.agent.guard._SEPARATOR" in wheres
+    assert any(where.startswith("codeweaver/kb/loaders.py:") for where in wheres)
+
+
+def _regexploit(pattern: re.Pattern[str]) -> list[str]:
+    parsed = SreOpParser().parse_sre(pattern.pattern, pattern.flags)
+    return [f"starriness {r.starriness}: {r.example()}" for r in find(parsed)]
+
+
+def test_regexploit_finds_no_redos() -> None:
+    report = {
+        item.where: found
+        for item in PATTERNS
+        if item.where not in ALLOWED and (found := _regexploit(item.pattern))
+    }
+    assert report == {}
+
+
+def test_regexploit_would_report_the_old_heading_patterns() -> None:
+    """The net catches the kind of pattern that hung the npm docs build and the router."""
+    assert _regexploit(re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$"))
+    assert _regexploit(re.compile(r"^(?:hi)[\s!.?~^]*(?:ㅎ+|ㅋ+|\^\^)*[\s!.?~]*$"))
+
+
+# Runs of these, closed by a character that spoils the match, reach the usual traps:
+# spaces before an optional mark, an unclosed bracket or fence, a word that never ends
+# in the suffix a pattern wants.
+_UNITS = (
+    " ", "\t", " \t", "\n", " \n", "a", "a ", "e", "ab", "Aa", "A", "1", "1.", "a.", "a_",
+    "__", "a-", "a.b", "a/", "x,", "E1", "#", "# ", "=", "-", "- ", "*", "`", "``",
+    "(", "[", "![", "[a](", "<", "<a", "</", "<!--", "{", "{@link a ", ":", "::", "/",
+    "\\", "'", '"', ". ", "?", "? ", "!", "@", "$", "0x", "a=", "and ", "http://",
+    " | ", " ; ", "source ", "가", "가 ", "및 ", "ㅎ",
+)  # fmt: skip
+_FRAMES = (("", "!"), ("# a", "b"), ("a", "\x00"), ("", ""))
+_SIZE = 3000  # characters: a quadratic pattern takes milliseconds, a linear one microseconds
+_SUSPECT_SECONDS = 0.004
+_TIMEOUT_SECONDS = 1.0
+
+
+class _TooSlow(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: FrameType | None) -> None:
+    raise _TooSlow
+
+
+def _seconds(item: Found, text: str) -> float:
+    """Seconds for one run, the timeout's when it takes longer (the regex engine checks
+    for signals as it backtracks)."""
+    signal.setitimer(signal.ITIMER_REAL, _TIMEOUT_SECONDS)
+    start = time.perf_counter()
+    try:
+        item.run(text)
+    except _TooSlow:
+        return _TIMEOUT_SECONDS
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return time.perf_counter() - start
+
+
+def _text(frame: tuple[str, str], unit: str, size: int) -> str:
+    prefix, suffix = frame
+    return prefix + unit * (size // len(unit)) + suffix
+
+
+def _growth(item: Found, frame: tuple[str, str], unit: str) -> tuple[float, float]:
+    """(seconds at the size, seconds at twice it), the best of two runs each."""
+    small = min(_seconds(item, _text(frame, unit, _SIZE)) for _ in range(2))
+    large = min(_seconds(item, _text(frame, unit, 2 * _SIZE)) for _ in range(2))
+    return small, large
+
+
+def super_linear(item: Found) -> str | None:
+    """A description of the first input whose time more than doubles with its length."""
+    for unit in _UNITS:
+        for frame in _FRAMES:
+            if _seconds(item, _text(frame, unit, _SIZE)) < _SUSPECT_SECONDS:
+                continue
+            small, large = _growth(item, frame, unit)
+            # Linear time doubles; quadratic quadruples. A timeout is never linear.
+            if large >= _TIMEOUT_SECONDS or (large > 3 * _SUSPECT_SECONDS and large > 2.8 * small):
+                return f"{frame[0]!r} + {unit!r} * n + {frame[1]!r}: {small:.3f}s → {large:.3f}s"
+    return None
+
+
+@pytest.fixture
+def alarm() -> Iterator[None]:
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_no_pattern_takes_super_linear_time(alarm: None) -> None:
+    report = {
+        item.where: slow
+        for item in PATTERNS
+        if item.where not in ALLOWED and (slow := super_linear(item))
+    }
+    assert report == {}
+
+
+def test_the_timing_net_catches_a_quadratic_pattern(alarm: None) -> None:
+    """The separator that stalled the event loop is caught, and its fix is not."""
+    old = Found("old", re.compile(r"\s*(?:;|\s\|\s)\s*"))
+    assert super_linear(old) is not None
+    new = Found("new", re.compile(r"(?:(?<!\s)|(?=\S))\s*(?:;|\s\|\s)\s*"))
+    assert super_linear(new) is None
+
+
+def test_the_allow_list_names_real_patterns() -> None:
+    wheres = {item.where for item in PATTERNS}
+    assert set(ALLOWED) <= wheres
