@@ -62,11 +62,17 @@ class ServiceStartup:
         from codeweaver.agent.runner import Assistant
         from codeweaver.api.service import ChatService
         from codeweaver.factory import build_deps
+        from codeweaver.memory.vector_store import VectorStoreNotWritableError
 
         self.phase = "loading the model client and the sources"
         deps = self._deps
         if deps is None:
-            deps = await asyncio.to_thread(build_deps, self.settings, llm=self._llm)
+            try:
+                deps = await asyncio.to_thread(build_deps, self.settings, llm=self._llm)
+            except VectorStoreNotWritableError as exc:
+                # Said once, in one line, as the thread store's problem is; health names it.
+                logger.error("vector store: %s", exc)
+                raise
         service = ChatService(
             Assistant(deps, checkpointer=self.store.checkpointer),
             self.store,

@@ -36,9 +36,12 @@ from codeweaver.memory.vector_store import (
     Hit,
     Payload,
     VectorCollection,
+    VectorStoreError,
+    VectorStoreNotWritableError,
     Where,
     collection_name,
     register_vector_store,
+    unwritable,
 )
 
 __all__ = ["MilvusCollection", "MilvusStore", "close_shared_clients"]
@@ -127,8 +130,7 @@ class MilvusCollection:
         self.dimension = dimension
         # Payload fields are dynamic, filtered by expression; kept for a later index.
         self.keyword_fields = tuple(keyword_fields)
-        with using(location):  # fail now (missing extra, locked file), not on first use
-            pass
+        _open_checked(location)  # fail now (missing extra, locked file), not on first use
 
     def describe(self) -> str:
         return self.location.describe()
@@ -319,6 +321,34 @@ def _payload(entity: Mapping[str, Any]) -> Payload:
     return payload
 
 
+def _not_writable(
+    location: MilvusLocation, probe: bool = False
+) -> VectorStoreNotWritableError | None:
+    """Why a Milvus Lite store cannot be written (see `unwritable`); None on a server."""
+    if not location.lite:
+        return None
+    place = Path(location.uri)
+    if place.is_dir():  # Milvus Lite keeps a folder by the file's name, with a LOCK file
+        return unwritable(place, ["LOCK"], probe=probe)
+    return unwritable(place.parent, [place.name], probe=probe)
+
+
+def _open_checked(location: MilvusLocation) -> None:
+    """Open the location's client; a Lite store that cannot be written is named so, not
+    as a file another process holds (which is how Milvus Lite's refusal reads)."""
+    problem = _not_writable(location)
+    if problem is not None:
+        raise problem
+    try:
+        with using(location):
+            pass
+    except VectorStoreError as exc:
+        problem = _not_writable(location, probe=True)
+        if problem is not None:
+            raise problem from exc
+        raise
+
+
 @register_vector_store("milvus")
 class MilvusStore:
     """The `VectorStore` of the settings' Milvus: `MILVUS_URI`, or an embedded Lite file."""
@@ -345,6 +375,7 @@ class MilvusStore:
         )
 
     def list_collections(self, prefix: str = "") -> list[str]:
+        _open_checked(self.location)
         with using(self.location) as client:
             names = [logical_name(str(n)) for n in client.list_collections()]
         return sorted(n for n in names if n is not None and n.startswith(prefix))

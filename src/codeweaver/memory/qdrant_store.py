@@ -2,19 +2,22 @@
 qdrant-client, one cosine collection per purpose, model and dimension.
 
 Local mode (the default) stores vectors under `Settings.qdrant_path`; clients and the
-handing of a local folder between processes are in `memory.store_clients`. With
-`QDRANT_URL` set, a Qdrant server is used.
+handing of a local folder between processes are in `memory.store_clients`. A local
+folder that cannot be written is reported so (`VectorStoreNotWritableError`): its lock
+file, which cannot be taken then, must not read as another process holding the folder.
+With `QDRANT_URL` set, a Qdrant server is used.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from codeweaver.memory.store_clients import StoreLocation, shared_client, using
+from codeweaver.memory.store_clients import StoreLocation, VectorStoreLockedError, using
 from codeweaver.memory.vector_store import (
     Hit,
     Payload,
@@ -22,9 +25,11 @@ from codeweaver.memory.vector_store import (
     Where,
     collection_name,
     register_vector_store,
+    unwritable,
 )
 
 if TYPE_CHECKING:
+    from qdrant_client import QdrantClient
     from qdrant_client.http import models
 
     from codeweaver.config import Settings
@@ -44,7 +49,9 @@ class QdrantCollection:
         self.name = name
         self.dimension = dimension
         self.keyword_fields = tuple(keyword_fields)
-        shared_client(location)  # fail now (e.g. locked for good), not on first use
+        _check_writable(location)
+        with _using(location):  # fail now (e.g. locked for good), not on first use
+            pass
 
     @classmethod
     def open(
@@ -63,14 +70,14 @@ class QdrantCollection:
         )
 
     def exists(self) -> bool:
-        with using(self.location) as client:
+        with _using(self.location) as client:
             return bool(client.collection_exists(self.name))
 
     def ensure(self) -> None:
         """Create the collection (and, on a server, its payload indexes) if missing."""
         from qdrant_client.http import models
 
-        with using(self.location) as client:
+        with _using(self.location) as client:
             if client.collection_exists(self.name):
                 return
             client.create_collection(
@@ -104,7 +111,7 @@ class QdrantCollection:
             models.PointStruct(id=pid, vector=vector.tolist(), payload=payload)
             for pid, vector, payload in zip(ids, vectors, payloads, strict=True)
         ]
-        with using(self.location) as client:
+        with _using(self.location) as client:
             client.upsert(self.name, points=points, wait=True)
 
     def query(
@@ -112,7 +119,7 @@ class QdrantCollection:
     ) -> list[Hit]:
         if not self.exists():
             return []
-        with using(self.location) as client:
+        with _using(self.location) as client:
             response = client.query_points(
                 self.name,
                 query=vector.astype(np.float32).tolist(),
@@ -131,7 +138,7 @@ class QdrantCollection:
             raise ValueError("refusing to delete without a filter")
         if not self.exists():
             return
-        with using(self.location) as client:
+        with _using(self.location) as client:
             client.delete(self.name, points_selector=models.FilterSelector(filter=flt), wait=True)
 
     def delete_ids(self, ids: Sequence[str]) -> None:
@@ -139,7 +146,7 @@ class QdrantCollection:
 
         if not ids or not self.exists():
             return
-        with using(self.location) as client:
+        with _using(self.location) as client:
             client.delete(
                 self.name, points_selector=models.PointIdsList(points=list(ids)), wait=True
             )
@@ -152,13 +159,13 @@ class QdrantCollection:
             return
         # Selecting by filter skips missing ids; a list of ids fails on the first one.
         selector = models.Filter(must=[models.HasIdCondition(has_id=list(ids))])
-        with using(self.location) as client:
+        with _using(self.location) as client:
             client.set_payload(self.name, payload=payload, points=selector)
 
     def count(self, where: Where | None = None) -> int:
         if not self.exists():
             return 0
-        with using(self.location) as client:
+        with _using(self.location) as client:
             return int(client.count(self.name, count_filter=_filter(where), exact=True).count)
 
     def scroll(
@@ -170,7 +177,7 @@ class QdrantCollection:
         offset: Any = None
         selector: bool | list[str] = list(fields) if fields is not None else True
         while True:
-            with using(self.location) as client:
+            with _using(self.location) as client:
                 records, offset = client.scroll(
                     self.name,
                     scroll_filter=_filter(where),
@@ -187,7 +194,7 @@ class QdrantCollection:
     def retrieve(self, ids: Sequence[str]) -> dict[str, Payload]:
         if not ids or not self.exists():
             return {}
-        with using(self.location) as client:
+        with _using(self.location) as client:
             records = client.retrieve(self.name, ids=list(ids), with_payload=True)
         return {str(r.id): dict(r.payload or {}) for r in records}
 
@@ -195,14 +202,44 @@ class QdrantCollection:
         return self.location.describe()
 
 
+# Qdrant's lock file: every process that opens a local folder writes it.
+_LOCK_FILE = ".lock"
+
+
+def _check_writable(location: StoreLocation) -> None:
+    """Fail now, as such, on a local folder that cannot be written: its lock file could
+    not be taken, which would read as another process holding the folder."""
+    if location.folder is not None:
+        problem = unwritable(location.folder, [_LOCK_FILE])
+        if problem is not None:
+            raise problem
+
+
+@contextlib.contextmanager
+def _using(location: StoreLocation) -> Iterator[QdrantClient]:
+    """`using`, where a folder found locked is first tried for writing: one that cannot
+    be written is named so (what access(2) missed, e.g. a refusal by a security module)."""
+    try:
+        with using(location) as client:
+            yield client
+    except VectorStoreLockedError as exc:
+        folder = location.folder
+        problem = unwritable(folder, [_LOCK_FILE], probe=True) if folder else None
+        if problem is not None:
+            raise problem from exc
+        raise
+
+
 def list_collections(location: StoreLocation, prefix: str = "") -> list[str]:
-    with using(location) as client:
+    _check_writable(location)
+    with _using(location) as client:
         names = [c.name for c in client.get_collections().collections]
     return sorted(n for n in names if n.startswith(prefix))
 
 
 def count_points(location: StoreLocation, name: str) -> int:
-    with using(location) as client:
+    _check_writable(location)
+    with _using(location) as client:
         if not client.collection_exists(name):
             return 0
         return int(client.count(name, exact=True).count)

@@ -11,10 +11,13 @@ a `VectorStore`.
 
 from __future__ import annotations
 
+import errno
+import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -32,6 +35,64 @@ Where = Mapping[str, Any]
 
 class VectorStoreError(RuntimeError):
     """The vector store cannot be opened or used."""
+
+
+class VectorStoreNotWritableError(VectorStoreError):
+    """A local store's folder (or a file in it) cannot be written: a read-only file
+    system, its owner or mode, an immutable flag. Said as such, never as "in use"."""
+
+    def __init__(self, folder: Path, cause: str) -> None:
+        self.folder = folder
+        self.cause = cause
+        super().__init__(
+            f"the vector store folder {folder} is not writable ({cause}); make it writable "
+            "or set CODEWEAVER_DATA_DIR to a writable folder"
+        )
+
+
+_DENIED = frozenset({errno.EACCES, errno.EPERM, errno.EROFS})
+
+
+def unwritable(
+    folder: Path, files: Sequence[str] = (), *, probe: bool = False
+) -> VectorStoreNotWritableError | None:
+    """Why the local store in `folder` (created if missing), or one of its `files` that
+    exists, cannot be written; None when nothing says so.
+
+    access(2) answers for root too on a read-only file system or an immutable file, and
+    writes nothing. `probe` also tries: it opens the files for writing (changing nothing)
+    and creates and removes a scratch file, which finds what access(2) cannot see.
+    """
+    existing = folder
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent  # a missing folder is created in the nearest one
+    for target in [existing, *(folder / name for name in files if (folder / name).exists())]:
+        if not os.access(target, os.W_OK):
+            return VectorStoreNotWritableError(folder, _denial(target))
+    if not probe or not folder.is_dir():
+        return None
+    try:
+        for name in files:
+            if (folder / name).exists():
+                with (folder / name).open("r+b"):
+                    pass
+        scratch = folder / f".codeweaver-write-check-{os.getpid()}"
+        with scratch.open("wb"):
+            pass
+        scratch.unlink()
+    except OSError as exc:
+        if exc.errno in _DENIED:
+            return VectorStoreNotWritableError(folder, exc.strerror or type(exc).__name__)
+    return None
+
+
+def _denial(path: Path) -> str:
+    """How access(2) was refused, in its own words."""
+    try:
+        read_only = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs on Windows
+        read_only = False
+    return os.strerror(errno.EROFS if read_only else errno.EACCES)
 
 
 def collection_name(purpose: str, model: str, dimension: int) -> str:
