@@ -181,6 +181,10 @@ TEXTS: dict[str, Texts] = {
         "en": "Checked the code against the installed versions: {found} of {uses} API uses missing",
         "ko": "설치된 버전으로 코드 확인: API 사용 {uses}곳 중 {found}곳이 없음",
     },
+    "progress_waiting_for_turn": {
+        "en": "Waiting for the answer before this one in the conversation to finish",
+        "ko": "이 대화의 앞선 답변이 끝나기를 기다리는 중",
+    },
     "progress_waiting": {
         "en": "Waiting for a free slot (place {position} in line)",
         "ko": "빈자리를 기다리는 중 (대기 {position}번째)",

@@ -28,6 +28,7 @@ from langchain_core.runnables import RunnableConfig
 from codeweaver.agent.input_check import InvalidQuestionError, validate_question
 from codeweaver.agent.language import detect_language
 from codeweaver.agent.runner import ANSWER_NODES, Assistant, RunResult
+from codeweaver.agent.user_text import say
 from codeweaver.api.queue import RunLine, RunTicket
 from codeweaver.api.render import render_answer
 from codeweaver.memory.sessions import (
@@ -54,10 +55,6 @@ RUN_FAILED = "the answer failed because of an internal error; try again"
 # How long a turn waits for the turn before it in the same conversation (a local model
 # writes an answer in a minute or two; a turn stuck behind several is refused).
 TURN_WAIT_SECONDS = 300.0
-_WAITING_FOR_TURN = {
-    "en": "Waiting for the answer before this one in the conversation to finish",
-    "ko": "이 대화의 앞선 답변이 끝나기를 기다리는 중",
-}
 
 
 class SessionNotFoundError(KeyError):
@@ -284,7 +281,7 @@ class ChatService:
             )
             if said.done() and not entering.done():
                 language = detect_language(question)
-                text = _WAITING_FOR_TURN.get(language, _WAITING_FOR_TURN["en"])
+                text = say("progress_waiting_for_turn", language)
                 line = {"phase": "queue", "text": text}
                 lines.append(line)
                 yield ServiceEvent("progress", line)

@@ -268,8 +268,8 @@ def mount_gradio(
         service = await _service(app)
         owner = _owner(request)
         try:
-            await service.claim(session, owner)
-            question, ticket = await service.reserve(message)
+            # The question is checked before the session is looked up (`admit`).
+            question, ticket = await service.admit(message, session, owner)
         except (InvalidQuestionError, QueueFullError, StoreUnavailableError) as exc:
             gr.Warning(str(exc))
             yield history, "", session, message, turns
