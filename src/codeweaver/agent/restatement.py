@@ -22,7 +22,9 @@ RESTATED = 0.8  # share of a claim's words aligned with one source sentence: a r
 MIN_ALIGNED = 4  # fewer aligned words than this prove nothing either way
 MIN_STRETCH = 8  # aligned words that make a restatement even inside a longer claim
 MAX_LEAD_IN = 3  # words before the restated part that only introduce it ("In short,")
-_LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")
+# No bracket in a link's text, no parenthesis in its target: each try stops at the next
+# `[` or `(` rather than running on from every one of a long unclosed run.
+_LINK = re.compile(r"\[([^\[\]]*)\]\([^()\s]*(?:\s+\"[^\"]*\")?\)")
 _URL = re.compile(r"https?://\S+")
 _TOKEN = re.compile(r"\d+(?:\.\d+)+|[a-z0-9_]+")
 _CONTRACTIONS = (
@@ -32,9 +34,11 @@ _CONTRACTIONS = (
     (re.compile(r"(\w)n[’']t\b"), r"\1 not"),
 )
 _CODE_SPAN = re.compile(r"`([^`]+)`")
-# Code names outside code spans: dotted, snake_case or camelCase names, and calls.
+# Code names outside code spans: dotted, snake_case or camelCase names, and calls. A
+# dotted name may start inside a word, so its first name is bounded, or each letter of a
+# long word would rescan the rest of it.
 _IDENTIFIER = re.compile(
-    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\b[a-z]+[A-Z]\w*|\b\w+_\w+|\b[A-Za-z_]\w*(?=\()"
+    r"[A-Za-z_]\w{0,79}(?:\.[A-Za-z_]\w*)+|\b[a-z]+[A-Z]\w*|\b\w+_\w+|\b[A-Za-z_]\w*(?=\()"
     r"|\b[A-Z][a-z0-9]+[A-Z]\w*|\b[A-Z]{2,}[a-z]\w*[A-Z]\w*"  # DataFrame, IMovieProps
 )
 MAX_CHANGED = 3  # words on either side of a change that can still be one change

@@ -106,7 +106,8 @@ def older_version(text: str, named: list[tuple[str, str]]) -> tuple[str, str] | 
         if mine is None:
             continue
         name_at = rf"(?<![A-Za-z0-9_@/-]){re.escape(name)}"
-        pattern = rf"{name_at}\s*(?:==|version\s+|@)?\s*({_DOTTED})\b"
+        # The marker carries its own spaces, as in `_CUE_AFTER`.
+        pattern = rf"{name_at}\s*(?:(?:==|version\s|@)\s*)?({_DOTTED})\b"
         for match in re.finditer(pattern, text, re.IGNORECASE):
             theirs = _major(match.group(1))
             if theirs is not None and theirs < mine:

@@ -105,7 +105,9 @@ _SPECIFIC = re.compile(r"[/\\=]|^\W*\d+(?:[.,:x]\d+)*\W*$|0x[0-9a-fA-F]+")
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z])")
 # Words that end a clause of the question rather than the message ("… 'map') in next.js").
 _CONNECTORS = frozenset("in on at by for with from to of when after while and or but using".split())
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+# A comment's text stops at the next `<!--`: from every one of an unclosed run, `.*?`
+# would scan to the end of the issue.
+_HTML_COMMENT = re.compile(r"<!--(?:(?!<!--).)*?-->", re.DOTALL)
 
 
 def repos_named(text: str) -> list[str]:

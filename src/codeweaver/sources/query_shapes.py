@@ -22,9 +22,10 @@ MAX_WEB_CHARS = 300
 MAX_CODE_TERMS = 4
 
 # `KeyError: 'id'`, `requests.exceptions.ConnectionError: ...`: a name ending in Error,
-# Exception, Warning…, then its message up to the end of the line.
+# Exception, Warning…, then its message up to the end of the line. The dotted prefix is
+# bounded: every segment of `a.a.a…` starts a try, and each would rescan the rest.
 ERROR_LINE = re.compile(
-    r"\b((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt))\b"
+    r"\b((?:[A-Za-z_][\w.]{0,199}\.)?[A-Z]\w*(?:Error|Exception|Warning|Exit|Interrupt))\b"
     r"(?::[ \t]*([^\n]{1,120}))?"
 )
 _FENCED = re.compile(r"```.*?(?:```|$)", re.DOTALL)
@@ -108,9 +109,12 @@ def phrase(text: str) -> str:
 
 # Code-like terms: dotted names (df.groupby, os.path.join), calls, snake_case, camelCase,
 # CamelCase class names with an inner capital (DataFrame, KeyError). Not words with digits
-# ("u16", "utf8", "python3"): alone they match any file.
+# ("u16", "utf8", "python3"): alone they match any file. A dotted name or call may start
+# inside a word, so its first name is bounded (80 characters): each letter of a long word
+# starts a try, and each would rescan the rest of the word.
 _CODE_TERM = re.compile(
-    r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w*\(\)|\b[A-Za-z]*_\w*[A-Za-z0-9]\b|"
+    r"[A-Za-z_]\w{0,79}(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w{0,79}\(\)|"
+    r"\b[A-Za-z]*_\w*[A-Za-z0-9]\b|"
     r"\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b"
 )
 # Dotted words that are prose, versions or file names rather than code.

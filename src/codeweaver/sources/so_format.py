@@ -182,7 +182,9 @@ def attribution(kind: str, post: dict[str, Any], link: str) -> str:
     return f"{kind} by {owner_credit(post.get('owner'))}, {post_licence(post)}, {link}"
 
 
-_FENCED = re.compile(r"(```.*?\n```)", re.DOTALL)
+# A block's text stops at the next fence: from every ``` of an unclosed run, `.*?` would
+# scan to the end of the post.
+_FENCED = re.compile(r"(```(?:(?!```).)*?\n```)", re.DOTALL)
 
 
 def _code_language(element: Any) -> str | None:

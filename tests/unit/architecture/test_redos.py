@@ -44,21 +44,10 @@ ALLOWED: dict[str, str] = {
     "codeweaver.agent.grounding._BULLET": _ANSWER,
     "codeweaver.agent.grounding._HEADING": _ANSWER,
     "codeweaver/agent/grounding.py:81": "its text has every run of spaces squeezed to one",
-    "codeweaver.agent.restatement._LINK": _ANSWER + ", and source sentences",
-    "codeweaver.agent.restatement._IDENTIFIER": _ANSWER + ", and source sentences",
     "codeweaver/codecheck/api.py:387": "the source of an installed module the code check reads",
     "codeweaver.sources.installed_docs.embedding_text._SIGNATURE_SUMMARY": (
         "signatures of the installed packages' own documentation"
     ),
-    # The question, at most 8,000 characters: 0.4 s (`a.` repeated), 1.3 s and 1.4 s (one
-    # 8,000-letter word) at worst. Each match's text is used, so a lookbehind that stops
-    # the rescans would change what they find; rewriting them is still to do.
-    "codeweaver.sources.query_shapes.ERROR_LINE": "the question, at most 8,000 characters",
-    "codeweaver.sources.query_shapes._CODE_TERM": "the question, at most 8,000 characters",
-    "codeweaver/sources/npm_docs/tokens.py:72": "the question, at most 8,000 characters",
-    # Bodies from the Stack Exchange and GitHub APIs, cut by those services.
-    "codeweaver.sources.so_format._FENCED": "a Stack Overflow post's body, in a search thread",
-    "codeweaver.sources.gh_issue_format._HTML_COMMENT": "a GitHub issue's body, in a thread",
     "codeweaver.evaluation.identifiers._FENCED": _EVALUATION,
     "codeweaver.evaluation.identifiers._COMMAND_LINE": _EVALUATION,
     "codeweaver.evaluation.identifiers._IMPORT": _EVALUATION,
@@ -99,10 +88,28 @@ def _flags(node: ast.expr) -> int:
     raise ValueError(ast.unparse(node))
 
 
+def _constants(tree: ast.Module) -> dict[str, str]:
+    """Names bound to one string literal anywhere in a file (`pattern = r"…"`)."""
+    seen: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        ):
+            seen.setdefault(node.targets[0].id, set()).add(node.value.value)
+    return {name: next(iter(values)) for name, values in seen.items() if len(values) == 1}
+
+
 def _literal_calls() -> Iterator[Found]:
-    """`re.<fn>("literal", …)` anywhere in the package's source."""
+    """`re.<fn>("literal", …)` anywhere in the package's source, the literal written in
+    the call or bound to a name in the same file."""
     for path in sorted(PACKAGE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        constants = _constants(tree)
+        for node in ast.walk(tree):
             if not (
                 isinstance(node, ast.Call)
                 and isinstance(node.func, ast.Attribute)
@@ -110,10 +117,15 @@ def _literal_calls() -> Iterator[Found]:
                 and node.func.value.id == "re"
                 and node.func.attr in _FLAGS_AT
                 and node.args
-                and isinstance(node.args[0], ast.Constant)
-                and isinstance(node.args[0].value, str)
             ):
                 continue
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                pattern = first.value
+            elif isinstance(first, ast.Name) and first.id in constants:
+                pattern = constants[first.id]
+            else:
+                continue  # built at run time, mostly from escaped words
             name = node.func.attr
             flags_at = _FLAGS_AT[name]
             flag_nodes = [kw.value for kw in node.keywords if kw.arg == "flags"]
@@ -121,7 +133,7 @@ def _literal_calls() -> Iterator[Found]:
             flags = _flags(flag_nodes[0]) if flag_nodes else 0
             where = f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
             how = name if name in _ANCHORED else "search"
-            yield Found(where, re.compile(node.args[0].value, flags), how)
+            yield Found(where, re.compile(pattern, flags), how)
 
 
 def _module_patterns() -> Iterator[Found]:
@@ -137,8 +149,13 @@ def _module_patterns() -> Iterator[Found]:
             continue
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
-            if isinstance(value, re.Pattern) and isinstance(value.pattern, str):
-                yield Found(f"{info.name}.{name}", value)
+            # A pattern, or one in a table of them (`((pattern, replacement), …)`).
+            inside = value.values() if isinstance(value, dict) else value
+            nested = inside if isinstance(inside, (list, tuple, type({}.values()))) else ()
+            items = [value, *nested, *(i for n in nested if isinstance(n, tuple) for i in n)]
+            for item in items:
+                if isinstance(item, re.Pattern) and isinstance(item.pattern, str):
+                    yield Found(f"{info.name}.{name}", item)
 
 
 def _patterns() -> list[Found]:
@@ -272,3 +289,16 @@ def test_the_timing_net_catches_a_quadratic_pattern(alarm: None) -> None:
 def test_the_allow_list_names_real_patterns() -> None:
     wheres = {item.where for item in PATTERNS}
     assert set(ALLOWED) <= wheres
+
+
+def test_a_pattern_built_at_run_time_reads_a_padded_mention_fast() -> None:
+    """`older_version` builds its pattern from each installed package's name, so the
+    scan above never sees it: a name followed by 8,000 spaces took it 1.1 s."""
+    from codeweaver.agent.versions import older_version
+
+    padded = "pandas" + " " * 8000 + "x"
+    started = time.perf_counter()
+    assert older_version(padded, [("pandas", "2.1.4")]) is None
+    assert time.perf_counter() - started < 0.1
+    assert older_version("pandas == 1.5.3", [("pandas", "2.1.4")]) == ("pandas", "1.5.3")
+    assert older_version("pandas version 0.25", [("pandas", "2.1.4")]) == ("pandas", "0.25")

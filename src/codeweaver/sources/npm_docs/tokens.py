@@ -68,7 +68,11 @@ def query_tokens(query: str) -> tuple[list[str], list[str]]:
     for first, second in itertools.pairwise(low):
         if first not in STOPWORDS and second not in STOPWORDS:
             expansions.append(f"{first}.{second}")
-    # A package named with its hyphens ("react-query") is one token of the documents.
-    expansions += re.findall(r"@?[a-z0-9][\w.~-]*/[\w.~-]+|[a-z0-9]+(?:-[a-z0-9]+)+", query.lower())
+    # A package named with its hyphens ("react-query") is one token of the documents. A
+    # name is at most 214 characters: bounded, a try from each letter of a long word
+    # cannot rescan the rest of it.
+    expansions += re.findall(
+        r"@?[a-z0-9][\w.~-]{0,213}/[\w.~-]+|[a-z0-9]{1,214}(?:-[a-z0-9]+)+", query.lower()
+    )
     extra = [t for t in dict.fromkeys(expansions) if t not in plain]
     return plain, extra
