@@ -14,6 +14,7 @@ from types import FrameType
 
 import pytest
 
+from codeweaver.sources.npm_docs.dts import clean_jsdoc
 from codeweaver.sources.npm_docs.readme import Section, clean, heading_text, split_readme
 
 SIZE = 120_000  # characters on one line; READMEs up to 1 MB are read
@@ -93,3 +94,16 @@ def test_headings_links_and_comments_read_as_markdown() -> None:
         "the wiki and bold"
     )
     assert clean("a <!-- b --> c <!-- d") == "a  c <!-- d"
+
+
+def test_a_padded_jsdoc_link_is_read_within_a_second() -> None:
+    """The declarations' `{@link target | text}` had three optional runs of spaces in a
+    row: cubic in the spaces of an unclosed link."""
+    padded = "/** {@link a" + " " * SIZE + "| x */"
+    many = "/** " + "{@link a " * (SIZE // 9) + " */"
+    assert seconds(lambda: clean_jsdoc(padded, 600)) < BUDGET
+    assert seconds(lambda: clean_jsdoc(many, 600)) < BUDGET
+    assert clean_jsdoc("/** See {@link Foo | the foo} and {@linkcode Bar}. */", 600) == (
+        "See the foo and Bar."
+    )
+    assert clean_jsdoc("/** See {@link Foo  the foo}. */", 600) == "See the foo."
