@@ -25,6 +25,11 @@ from sse_starlette import EventSourceResponse
 
 from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
 from codeweaver.api.auth import TokenTable
+from codeweaver.api.conversations import (
+    SessionNotFoundError,
+    StoreUnavailableError,
+    TurnNotFoundError,
+)
 from codeweaver.api.errors import OpenAIGuardErrors, install_error_handlers, json_safe
 from codeweaver.api.health import model_problem, refresh_health, static_health, version
 from codeweaver.api.openai_compat import openai_router
@@ -47,13 +52,7 @@ from codeweaver.api.security import (
     SecurityHeadersMiddleware,
     allowed_hosts,
 )
-from codeweaver.api.service import (
-    ChatService,
-    ServiceEvent,
-    SessionNotFoundError,
-    StoreUnavailableError,
-    TurnNotFoundError,
-)
+from codeweaver.api.service import ChatService, ServiceEvent
 from codeweaver.api.startup import ServiceStartup
 from codeweaver.config import Settings
 from codeweaver.memory.sessions import open_thread_store

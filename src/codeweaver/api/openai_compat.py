@@ -29,6 +29,7 @@ from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 
 from codeweaver.agent.input_check import InvalidQuestionError, validate_question
+from codeweaver.api.conversations import SessionNotFoundError, StoreUnavailableError
 from codeweaver.api.errors import OpenAIError, json_safe
 from codeweaver.api.openai_schemas import (
     COMPLETION_RESPONSE,
@@ -51,12 +52,7 @@ from codeweaver.api.openai_schemas import (
 from codeweaver.api.openai_sessions import PriorTurn, SessionFinder, prior_turns, seed
 from codeweaver.api.queue import QueueFullError, RunTicket
 from codeweaver.api.schemas import Service, User, limited
-from codeweaver.api.service import (
-    ChatService,
-    ServiceEvent,
-    SessionNotFoundError,
-    StoreUnavailableError,
-)
+from codeweaver.api.service import ChatService, ServiceEvent
 from codeweaver.memory.sessions import SESSION_ID
 from codeweaver.presentation.sources import answer_markdown
 

@@ -29,14 +29,10 @@ import logging
 import re
 from collections.abc import AsyncGenerator, Sequence
 
+from codeweaver.api.conversations import SessionNotFoundError, new_session_id
 from codeweaver.api.errors import json_safe
 from codeweaver.api.openai_schemas import ChatMessage, message_text
-from codeweaver.api.service import (
-    ChatService,
-    ServiceEvent,
-    SessionNotFoundError,
-    new_session_id,
-)
+from codeweaver.api.service import ChatService, ServiceEvent
 from codeweaver.memory.sessions import Turn
 
 logger = logging.getLogger(__name__)

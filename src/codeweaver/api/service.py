@@ -18,8 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
-import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,18 +28,24 @@ from codeweaver.agent.input_check import InvalidQuestionError, validate_question
 from codeweaver.agent.language import detect_language
 from codeweaver.agent.runner import ANSWER_NODES, Assistant, RunResult
 from codeweaver.agent.user_text import say
+from codeweaver.api.conversations import (
+    ConversationBusyError,
+    Conversations,
+    SessionNotFoundError,
+    StoreUnavailableError,
+    check_session_id,
+    new_session_id,
+    public_sources,
+)
 from codeweaver.api.queue import RunLine, RunTicket
 from codeweaver.api.render import render_answer
 from codeweaver.memory.sessions import (
     DEFAULT_OWNER,
-    SESSION_ID,
-    SessionInfo,
     SessionOwnerError,
     ThreadStore,
     Turn,
 )
 from codeweaver.presentation.progress import Progress
-from codeweaver.presentation.sources import source_views
 from codeweaver.presentation.ticks import with_ticks
 
 logger = logging.getLogger(__name__)
@@ -57,43 +62,13 @@ RUN_FAILED = "the answer failed because of an internal error; try again"
 TURN_WAIT_SECONDS = 300.0
 
 
-class SessionNotFoundError(KeyError):
-    """No session has this id (or it is another user's: the same to the asker)."""
-
-
-class StoreUnavailableError(RuntimeError):
-    """The conversation store failed its check at start; the text says why."""
-
-
-class ConversationBusyError(RuntimeError):
-    """Another turn of the conversation ran for longer than a turn waits."""
-
-
 @dataclass(frozen=True)
 class ServiceEvent:
     kind: EventKind
     data: dict[str, Any]
 
 
-def public_sources(
-    answer: str, sources: Sequence[Mapping[str, Any]], language: str = "en"
-) -> list[dict[str, Any]]:
-    """Numbered sources as every door shows them: cleaned fields, no snippets, only
-    http(s) links, each marked cited or not."""
-    return [view.to_dict() for view in source_views(answer, sources, language)]
-
-
-def new_session_id() -> str:
-    return uuid.uuid4().hex
-
-
-def check_session_id(session_id: str) -> str:
-    if not SESSION_ID.match(session_id):
-        raise ValueError("session_id must be 1-64 letters, digits, '-' or '_'")
-    return session_id
-
-
-class ChatService:
+class ChatService(Conversations):
     def __init__(
         self,
         assistant: Assistant,
@@ -112,11 +87,6 @@ class ChatService:
         # writing (a local model writes for a minute; doors that show no draft need it).
         self.heartbeat_seconds = HEARTBEAT_SECONDS
         self.turn_wait_seconds = TURN_WAIT_SECONDS
-
-    def writable(self) -> None:
-        """Raise `StoreUnavailableError` when nothing can be recorded."""
-        if self.store_problem is not None:
-            raise StoreUnavailableError(self.store_problem)
 
     async def claim(self, session_id: str | None, owner: str = DEFAULT_OWNER) -> bool:
         """Make `session_id` `owner`'s before a turn runs in it; whether this created it.
@@ -387,65 +357,3 @@ class ChatService:
             # The run's model calls and tokens (a cached answer counts only what it asked).
             "usage": result.usage.to_dict(),
         }
-
-    async def sessions(self, limit: int = 100, owner: str = DEFAULT_OWNER) -> list[SessionInfo]:
-        return await self.store.index.sessions(owner, limit)
-
-    async def _owned(self, session_id: str, owner: str) -> SessionInfo:
-        info = await self.store.index.session(check_session_id(session_id))
-        if info is None or info.owner != owner:
-            raise SessionNotFoundError(session_id)
-        return info
-
-    async def history(
-        self, session_id: str, owner: str = DEFAULT_OWNER
-    ) -> tuple[SessionInfo, list[dict[str, Any]]]:
-        info = await self._owned(session_id, owner)
-        messages: list[dict[str, Any]] = []
-        for turn in await self.store.index.turns(session_id):
-            messages.append({"role": "user", "content": turn.question, "turn": turn.turn})
-            messages.append(
-                {
-                    "role": "assistant",
-                    "content": turn.answer,
-                    "html": render_answer(turn.answer, len(turn.sources)),
-                    "sources": public_sources(
-                        turn.answer, turn.sources, detect_language(turn.question)
-                    ),
-                    "turn": turn.turn,
-                    "mode": turn.mode,
-                }
-            )
-        return info, messages
-
-    async def delete(self, session_id: str, owner: str = DEFAULT_OWNER) -> None:
-        self.writable()
-        await self._owned(session_id, owner)
-        if not await self.store.delete(session_id):
-            raise SessionNotFoundError(session_id)
-
-    async def feedback(
-        self, session_id: str, turn_number: int, rating: str, owner: str = DEFAULT_OWNER
-    ) -> bool:
-        """Record a rating; a thumbs-down removes the answer from the cache. Only the
-        session's owner, who received the answer, can rate it.
-
-        Returns whether a cache entry was removed.
-        """
-        self.writable()
-        await self._owned(session_id, owner)
-        turns = await self.store.index.turns(session_id)
-        turn = next((t for t in turns if t.turn == turn_number), None)
-        if turn is None:
-            raise TurnNotFoundError(turn_number)
-        removed = False
-        if rating == "down":
-            for key in turn.cache_keys:
-                removed |= await asyncio.to_thread(self.deps.cache.forget, key)
-        await self.store.index.record_feedback(session_id, turn_number, owner, rating, removed)
-        logger.info("feedback %s on %s turn %d by %s", rating, session_id, turn_number, owner)
-        return removed
-
-
-class TurnNotFoundError(KeyError):
-    """The session has no turn with this number."""

@@ -22,8 +22,9 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
+from codeweaver.api.conversations import SessionNotFoundError, StoreUnavailableError
 from codeweaver.api.queue import QueueFullError
-from codeweaver.api.service import ChatService, SessionNotFoundError, StoreUnavailableError
+from codeweaver.api.service import ChatService
 from codeweaver.mcp_server.render import (
     format_answer,
     format_results,

@@ -21,13 +21,13 @@ from codeweaver.agent.input_check import InvalidQuestionError
 from codeweaver.agent.language import detect_language
 from codeweaver.agent.user_text import say
 from codeweaver.api.auth import DEFAULT_USER, TokenTable
-from codeweaver.api.queue import QueueFullError
-from codeweaver.api.service import (
-    ChatService,
+from codeweaver.api.conversations import (
     SessionNotFoundError,
     StoreUnavailableError,
     TurnNotFoundError,
 )
+from codeweaver.api.queue import QueueFullError
+from codeweaver.api.service import ChatService
 from codeweaver.memory.sessions import SessionInfo
 from codeweaver.presentation.clean import one_line
 from codeweaver.presentation.progress import Progress

@@ -31,9 +31,10 @@ from pydantic import SecretStr
 from codeweaver.agent.runner import Assistant
 from codeweaver.api.app import create_app
 from codeweaver.api.background import serve_in_thread
+from codeweaver.api.conversations import SessionNotFoundError
 from codeweaver.api.openai_sessions import conversation_key
 from codeweaver.api.queue import RunQueue
-from codeweaver.api.service import ChatService, SessionNotFoundError
+from codeweaver.api.service import ChatService
 from codeweaver.llm.scripted import echo_model
 from codeweaver.mcp_server.http import McpExtension
 from codeweaver.memory.sessions import open_thread_store
