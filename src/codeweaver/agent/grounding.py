@@ -45,9 +45,11 @@ MIN_CLAIM_WORDS = 3
 MIN_ANSWER_LETTERS = 3
 _FENCED = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])")
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
+# Indentation within the line only (`[^\S\n]`): a leading `\s*` would rescan every blank
+# line below each line start of a run of them, quadratic in an answer of newlines.
+_BULLET = re.compile(r"^[^\S\n]*(?:[-*•]|\d+[.)])\s+", re.MULTILINE)
 _LEAD_IN = re.compile(r"(?<=\w):\s+(?=[^\s\[])")
-_HEADING = re.compile(r"^\s*#+\s.*$", re.MULTILINE)
+_HEADING = re.compile(r"^[^\S\n]*#+\s.*$", re.MULTILINE)  # indented as `_BULLET`
 # A citation closes its sentence even when the next one starts in lower case.
 _CITED_END = re.compile(r"(?<=\]\.)\s+(?=\S)")
 # Auxiliaries and pronouns ("was", "other") say nothing about a claim's subject.
@@ -78,7 +80,7 @@ class Claim:
     @property
     def plain(self) -> str:
         text = " ".join(strip_citations(self.text).split())
-        return re.sub(r"\s+([.,;:!?])", r"\1", text)
+        return re.sub(r"(?<!\s)\s+([.,;:!?])", r"\1", text)  # from a run's first space
 
 
 SUPPORTED_CLAIM, REMOVED, CONTRADICTION = "supported", "citation removed", "contradiction"

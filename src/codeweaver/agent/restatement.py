@@ -35,12 +35,13 @@ _CONTRACTIONS = (
 )
 _CODE_SPAN = re.compile(r"`([^`]+)`")
 # Code names outside code spans: dotted, snake_case or camelCase names, and calls. A
-# dotted name may start inside a word, so its first name is bounded, or each letter of a
-# long word would rescan the rest of it.
+# dotted name may start inside a word: as in `query_shapes._CODE_TERM`, never right after
+# a letter, and with its first name bounded, or each letter of a long word would rescan
+# the rest of it.
 _IDENTIFIER = re.compile(
-    r"[A-Za-z_]\w{0,79}(?:\.[A-Za-z_]\w*)+|\b[a-z]+[A-Z]\w*|\b\w+_\w+|\b[A-Za-z_]\w*(?=\()"
-    r"|\b[A-Z][a-z0-9]+[A-Z]\w*|\b[A-Z]{2,}[a-z]\w*[A-Z]\w*"  # DataFrame, IMovieProps
-)
+    r"(?<![A-Za-z_])[A-Za-z_]\w{0,79}(?:\.[A-Za-z_]\w*)+|\b[a-z]+[A-Z]\w*|\b\w+_\w+"
+    r"|\b[A-Za-z_]\w*(?=\()|\b[A-Z][a-z0-9]+[A-Z]\w*|\b[A-Z]{2,}[a-z]\w*[A-Z]\w*"
+)  # the last two: DataFrame, IMovieProps
 MAX_CHANGED = 3  # words on either side of a change that can still be one change
 
 

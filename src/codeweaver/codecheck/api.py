@@ -384,7 +384,8 @@ def _module_is_dynamic(module: Any) -> bool:
     # griffe expands wildcard imports from its own package; one from elsewhere (a C
     # module, another package) may bring names it never read.
     top = str(module.path).partition(".")[0]
-    for source in re.findall(r"^\s*from\s+(\S+)\s+import\s+\*", text, re.MULTILINE):
+    # Indentation within the line: `^\s*` would rescan a run of blank lines from each.
+    for source in re.findall(r"^[^\S\n]*from\s+(\S+)\s+import\s+\*", text, re.MULTILINE):
         if not source.startswith(".") and source.partition(".")[0] != top:
             return True
     return False

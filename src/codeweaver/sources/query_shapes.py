@@ -109,12 +109,13 @@ def phrase(text: str) -> str:
 
 # Code-like terms: dotted names (df.groupby, os.path.join), calls, snake_case, camelCase,
 # CamelCase class names with an inner capital (DataFrame, KeyError). Not words with digits
-# ("u16", "utf8", "python3"): alone they match any file. A dotted name or call may start
-# inside a word, so its first name is bounded (80 characters): each letter of a long word
-# starts a try, and each would rescan the rest of the word.
+# ("u16", "utf8", "python3"): alone they match any file. A dotted name or a call may start
+# inside a word ("9df.head"), so each letter of a long word would start a try that rescans
+# the rest of it: a try starts after a letter never (the one before already tried), and
+# the first name is bounded (80 characters).
+_NAME_START = r"(?<![A-Za-z_])[A-Za-z_]\w{0,79}"
 _CODE_TERM = re.compile(
-    r"[A-Za-z_]\w{0,79}(?:\.[A-Za-z_]\w*)+(?:\(\))?|[A-Za-z_]\w{0,79}\(\)|"
-    r"\b[A-Za-z]*_\w*[A-Za-z0-9]\b|"
+    rf"{_NAME_START}(?:\.[A-Za-z_]\w*)+(?:\(\))?|{_NAME_START}\(\)|\b[A-Za-z]*_\w*[A-Za-z0-9]\b|"
     r"\b[a-z]+[A-Z]\w*\b|\b[A-Z][a-z0-9]+[A-Z]\w*\b"
 )
 # Dotted words that are prose, versions or file names rather than code.

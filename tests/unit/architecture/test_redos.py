@@ -34,17 +34,15 @@ with warnings.catch_warnings():  # regexploit parses with sre_parse, deprecated 
 PACKAGE = Path(codeweaver.__file__).parent
 
 # Patterns whose time may grow faster than their input, and why that is bearable; keyed
-# by `module.NAME` or `path:line`. Every entry is quadratic (a search that rescans a run
-# from each of its positions), never cubic or exponential: regexploit allows none of these.
-_ANSWER = "the model's answer: at most CODEWEAVER_MAX_TOKENS tokens (700 by default)"
+# by `module.NAME`, or `path pattern` for a literal. Every entry is quadratic (a search
+# that rescans a run from each of its positions), never cubic or exponential: regexploit
+# allows none of these.
+_ANSWER = "the model's answer, at most CODEWEAVER_MAX_TOKENS tokens: about 0.1 s at worst"
 _EVALUATION = "offline evaluation on the project's own data sets, never a served request"
 ALLOWED: dict[str, str] = {
+    # A fence is an opening one only in context: each try must read on to know.
     "codeweaver.agent.api_citations._FENCED": _ANSWER,
     "codeweaver.agent.code_citations._CODE_BLOCK": _ANSWER,
-    "codeweaver.agent.grounding._BULLET": _ANSWER,
-    "codeweaver.agent.grounding._HEADING": _ANSWER,
-    "codeweaver/agent/grounding.py:81": "its text has every run of spaces squeezed to one",
-    "codeweaver/codecheck/api.py:387": "the source of an installed module the code check reads",
     "codeweaver.sources.installed_docs.embedding_text._SIGNATURE_SUMMARY": (
         "signatures of the installed packages' own documentation"
     ),
@@ -52,7 +50,7 @@ ALLOWED: dict[str, str] = {
     "codeweaver.evaluation.identifiers._COMMAND_LINE": _EVALUATION,
     "codeweaver.evaluation.identifiers._IMPORT": _EVALUATION,
     "codeweaver.evaluation.identifiers._DEFINED": _EVALUATION,
-    "codeweaver/evaluation/stackexchange_corpus.py:96": _EVALUATION,
+    "codeweaver/evaluation/stackexchange_corpus.py <[^>]+>": _EVALUATION,
 }
 
 # Which positional argument holds the flags, per `re` function.
@@ -68,6 +66,12 @@ class Found:
     where: str
     pattern: re.Pattern[str]
     how: str = "search"
+    literal_in: str = ""  # the file of a literal, which names it without a line number
+
+    @property
+    def key(self) -> str:
+        """The allow-list's name: stable while lines move above a literal."""
+        return f"{self.literal_in} {self.pattern.pattern}" if self.literal_in else self.where
 
     def run(self, text: str) -> object:
         fn: Callable[[str], object] = getattr(self.pattern, self.how)
@@ -133,7 +137,8 @@ def _literal_calls() -> Iterator[Found]:
             flags = _flags(flag_nodes[0]) if flag_nodes else 0
             where = f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
             how = name if name in _ANCHORED else "search"
-            yield Found(where, re.compile(pattern, flags), how)
+            relative = str(path.relative_to(PACKAGE.parent))
+            yield Found(where, re.compile(pattern, flags), how, relative)
 
 
 def _module_patterns() -> Iterator[Found]:
@@ -186,7 +191,7 @@ def test_regexploit_finds_no_redos() -> None:
     report = {
         item.where: found
         for item in PATTERNS
-        if item.where not in ALLOWED and (found := _regexploit(item.pattern))
+        if item.key not in ALLOWED and (found := _regexploit(item.pattern))
     }
     assert report == {}
 
@@ -210,7 +215,7 @@ _UNITS = (
 _FRAMES = (("", "!"), ("# a", "b"), ("a", "\x00"), ("", ""))
 _SIZE = 3000  # characters: a quadratic pattern takes milliseconds, a linear one microseconds
 _SUSPECT_SECONDS = 0.004
-_TIMEOUT_SECONDS = 1.0
+_TIMEOUT_SECONDS = 0.5
 
 
 class _TooSlow(Exception):
@@ -240,23 +245,34 @@ def _text(frame: tuple[str, str], unit: str, size: int) -> str:
     return prefix + unit * (size // len(unit)) + suffix
 
 
-def _growth(item: Found, frame: tuple[str, str], unit: str) -> tuple[float, float]:
-    """(seconds at the size, seconds at twice it), the best of two runs each."""
-    small = min(_seconds(item, _text(frame, unit, _SIZE)) for _ in range(2))
-    large = min(_seconds(item, _text(frame, unit, 2 * _SIZE)) for _ in range(2))
-    return small, large
+def _best(item: Found, frame: tuple[str, str], unit: str, size: int) -> float:
+    """The best of three runs (a busy machine only ever adds time); a timeout at once."""
+    best = _TIMEOUT_SECONDS
+    for _ in range(3):
+        best = min(best, _seconds(item, _text(frame, unit, size)))
+        if best >= _TIMEOUT_SECONDS:
+            break
+    return best
 
 
 def super_linear(item: Found) -> str | None:
-    """A description of the first input whose time more than doubles with its length."""
+    """A description of the first input whose time grows faster than its length: it
+    times out, or more than doubles at each of two doublings (so that one slow moment of
+    the machine cannot make a linear pattern look quadratic, which quadruples)."""
     for unit in _UNITS:
         for frame in _FRAMES:
             if _seconds(item, _text(frame, unit, _SIZE)) < _SUSPECT_SECONDS:
                 continue
-            small, large = _growth(item, frame, unit)
-            # Linear time doubles; quadratic quadruples. A timeout is never linear.
-            if large >= _TIMEOUT_SECONDS or (large > 3 * _SUSPECT_SECONDS and large > 2.8 * small):
-                return f"{frame[0]!r} + {unit!r} * n + {frame[1]!r}: {small:.3f}s → {large:.3f}s"
+            times = [_best(item, frame, unit, _SIZE)]
+            for size in (2 * _SIZE, 4 * _SIZE):
+                if times[-1] >= _TIMEOUT_SECONDS:
+                    break
+                times.append(_best(item, frame, unit, size))
+                if times[-1] <= 2.8 * times[-2]:
+                    break
+            if times[-1] >= _TIMEOUT_SECONDS or (len(times) == 3 and times[2] > 2.8 * times[1]):
+                shown = " → ".join(f"{t:.3f}s" for t in times)
+                return f"{frame[0]!r} + {unit!r} * n + {frame[1]!r}: {shown}"
     return None
 
 
@@ -273,7 +289,7 @@ def test_no_pattern_takes_super_linear_time(alarm: None) -> None:
     report = {
         item.where: slow
         for item in PATTERNS
-        if item.where not in ALLOWED and (slow := super_linear(item))
+        if item.key not in ALLOWED and (slow := super_linear(item))
     }
     assert report == {}
 
@@ -287,8 +303,8 @@ def test_the_timing_net_catches_a_quadratic_pattern(alarm: None) -> None:
 
 
 def test_the_allow_list_names_real_patterns() -> None:
-    wheres = {item.where for item in PATTERNS}
-    assert set(ALLOWED) <= wheres
+    keys = {item.key for item in PATTERNS}
+    assert set(ALLOWED) <= keys
 
 
 def test_a_pattern_built_at_run_time_reads_a_padded_mention_fast() -> None:

@@ -68,11 +68,12 @@ def query_tokens(query: str) -> tuple[list[str], list[str]]:
     for first, second in itertools.pairwise(low):
         if first not in STOPWORDS and second not in STOPWORDS:
             expansions.append(f"{first}.{second}")
-    # A package named with its hyphens ("react-query") is one token of the documents. A
-    # name is at most 214 characters: bounded, a try from each letter of a long word
-    # cannot rescan the rest of it.
+    # A package named with its hyphens ("react-query") is one token of the documents.
+    # Names are tried from a word's first letter only, and one is at most 214 characters:
+    # from every letter of a long word, a try would rescan the rest of it.
     expansions += re.findall(
-        r"@?[a-z0-9][\w.~-]{0,213}/[\w.~-]+|[a-z0-9]{1,214}(?:-[a-z0-9]+)+", query.lower()
+        r"@?(?<![a-z0-9])[a-z0-9][\w.~-]{0,213}/[\w.~-]+|(?<![a-z0-9])[a-z0-9]+(?:-[a-z0-9]+)+",
+        query.lower(),
     )
     extra = [t for t in dict.fromkeys(expansions) if t not in plain]
     return plain, extra
