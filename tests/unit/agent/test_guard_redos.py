@@ -8,10 +8,7 @@ first nodes (route, plan, analyze, classify) within a budget far below that.
 
 from __future__ import annotations
 
-import signal
-import time
-from collections.abc import Callable, Iterator
-from types import FrameType
+from collections.abc import Callable
 
 import pytest
 
@@ -21,6 +18,7 @@ from codeweaver.agent.language import answer_language
 from codeweaver.agent.nodes.plan import plan_by_rules
 from codeweaver.agent.queries import search_form
 from codeweaver.agent.router import is_small_talk, route_message
+from tests.timing import seconds
 
 N = 7990
 EARLIER = "How do I read a file in Python?"
@@ -64,35 +62,10 @@ RULES: dict[str, Callable[[str], object]] = {
 BUDGET = 0.1  # seconds for one rule on one question; the old separator took 2.4 s
 
 
-class _TooSlow(Exception):
-    pass
-
-
-def _alarm(signum: int, frame: FrameType | None) -> None:
-    raise _TooSlow
-
-
 @pytest.fixture
-def deadline() -> Iterator[Callable[[Callable[[], object]], float]]:
-    """Seconds a call takes, cut short at 5 s: a backtracking regex could run for hours,
-    and the regex engine checks for signals as it goes."""
-
-    def timed(call: Callable[[], object]) -> float:
-        signal.setitimer(signal.ITIMER_REAL, 5)
-        started = time.perf_counter()
-        try:
-            call()
-        except _TooSlow:
-            pass
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-        return time.perf_counter() - started
-
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    try:
-        yield timed
-    finally:
-        signal.signal(signal.SIGALRM, previous)
+def deadline() -> Callable[[Callable[[], object]], float]:
+    """Seconds a call takes, cut short at 5 s."""
+    return lambda call: seconds(call, 5.0)
 
 
 def test_the_guard_reads_a_padded_question_fast(
@@ -120,9 +93,9 @@ def test_every_rule_reads_an_adversarial_question_fast(
 ) -> None:
     question = ADVERSARIAL[shape][:8000].strip()
     slow = {
-        name: round(seconds, 3)
+        name: round(took, 3)
         for name, rule in RULES.items()
-        if (seconds := deadline(lambda rule=rule: rule(question))) > BUDGET  # type: ignore[misc]
+        if (took := deadline(lambda rule=rule: rule(question))) > BUDGET  # type: ignore[misc]
     }
     assert slow == {}
 

@@ -7,41 +7,14 @@ the link and image patterns quadratic. Every README line is read in linear time 
 
 from __future__ import annotations
 
-import signal
-import time
-from collections.abc import Callable
-from types import FrameType
-
 import pytest
 
 from codeweaver.sources.npm_docs.dts import clean_jsdoc
 from codeweaver.sources.npm_docs.readme import Section, clean, heading_text, split_readme
+from tests.timing import seconds
 
 SIZE = 120_000  # characters on one line; READMEs up to 1 MB are read
 BUDGET = 1.0  # seconds for a whole README
-
-
-class _TooSlow(Exception):
-    pass
-
-
-def _alarm(signum: int, frame: FrameType | None) -> None:
-    raise _TooSlow
-
-
-def seconds(call: Callable[[], object]) -> float:
-    """How long `call()` takes, stopped at 10 s (the regex engine checks for signals)."""
-    previous = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, 10)
-    started = time.perf_counter()
-    try:
-        call()
-    except _TooSlow:
-        pass
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-    return time.perf_counter() - started
 
 
 def readme(line: str) -> str:

@@ -22,3 +22,21 @@ export function button(className, key, vars) {
   node.type = 'button';
   return node;
 }
+
+/**
+ * An icon drawn from one SVG path, inline (no icon font or image request under the CSP);
+ * decorative: the button it sits in carries the accessible name.
+ */
+export function icon(d, transform) {
+  const NS = 'http://www.w3.org/2000/svg';
+  const svg = document.createElementNS(NS, 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('class', 'icon');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('focusable', 'false');
+  const path = document.createElementNS(NS, 'path');
+  path.setAttribute('d', d);
+  if (transform) path.setAttribute('transform', transform);
+  svg.append(path);
+  return svg;
+}

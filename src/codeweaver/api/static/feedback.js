@@ -2,7 +2,7 @@
  * the rating to the API (a thumbs down also drops the answer from the answer cache).
  */
 import { api, describe } from './api.js';
-import { button, el } from './dom.js';
+import { button, el, icon } from './dom.js';
 import { setAttrText, setText } from './i18n.js';
 
 /** The rating buttons of answer `turn` in session `sessionId` (none without both). */
@@ -45,24 +45,11 @@ export function renderFeedback(answer, sessionId, turn) {
   actions.append(up, down, note);
 }
 
-/**
- * A thumb icon as inline SVG (drawn by the page, so it needs no emoji font or image
- * request); thumbs-down is thumbs-up mirrored top to bottom.
- */
+const THUMB =
+  'M7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3m0 11V11l4-9a3 3 0 0 1 3 3v4h5.7' +
+  'a2 2 0 0 1 2 2.3l-1.4 9a2 2 0 0 1-2 1.7z';
+
+/** A thumb icon; thumbs-down is thumbs-up mirrored top to bottom. */
 function thumbIcon(down) {
-  const NS = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(NS, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('class', 'icon');
-  svg.setAttribute('aria-hidden', 'true');
-  svg.setAttribute('focusable', 'false');
-  const path = document.createElementNS(NS, 'path');
-  path.setAttribute(
-    'd',
-    'M7 22H4a2 2 0 0 1-2-2v-7a2 2 0 0 1 2-2h3m0 11V11l4-9a3 3 0 0 1 3 3v4h5.7' +
-      'a2 2 0 0 1 2 2.3l-1.4 9a2 2 0 0 1-2 1.7z',
-  );
-  if (down) path.setAttribute('transform', 'matrix(1 0 0 -1 0 24)');
-  svg.append(path);
-  return svg;
+  return icon(THUMB, down ? 'matrix(1 0 0 -1 0 24)' : undefined);
 }

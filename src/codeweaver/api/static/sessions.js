@@ -6,7 +6,7 @@
  */
 import { ApiError, api, describe } from './api.js';
 import { createAnswer, finishAnswer } from './answer.js';
-import { $, button, el } from './dom.js';
+import { $, button, el, icon } from './dom.js';
 import { formatTime, setAttrText, setText } from './i18n.js';
 import { closeSidebarOnPhone } from './layout.js';
 import {
@@ -157,18 +157,9 @@ function askToDelete(item, id, title) {
   });
 }
 
-/** A trash-can icon as inline SVG (no icon font or image request under the CSP). */
+/** A trash-can icon. */
 function trashIcon() {
-  const NS = 'http://www.w3.org/2000/svg';
-  const svg = document.createElementNS(NS, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('class', 'icon');
-  svg.setAttribute('aria-hidden', 'true');
-  svg.setAttribute('focusable', 'false');
-  const path = document.createElementNS(NS, 'path');
-  path.setAttribute('d', 'M3 6h18M8 6V4h8v2m2 0-1 14H7L6 6m4 5v6m4-6v6');
-  svg.append(path);
-  return svg;
+  return icon('M3 6h18M8 6V4h8v2m2 0-1 14H7L6 6m4 5v6m4-6v6');
 }
 
 function markActiveSession() {
