@@ -3,9 +3,12 @@ Gradio app."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from codeweaver.config import Settings
 
 
 def serve(
@@ -33,6 +36,7 @@ def serve(
         settings = _settings(model=model)
         tokens = TokenTable.from_settings(settings)
         check_binding(host, tokens)  # never listen where it must not, even for a moment
+        _thread_store_opens(settings)
         # Then the port: a busy one fails now, not after the app is built.
         sock = bind(host, port)
         import uvicorn
@@ -67,6 +71,23 @@ def serve(
         _fail(str(exc))
     except _known_errors() as exc:
         _fail(str(exc))
+
+
+def _thread_store_opens(settings: Settings) -> None:
+    """Fail with the reason, in one line, when the SQLite thread store cannot even be
+    opened (a read-only data folder without its database yet): the server could not
+    start, and its start-up would end in a traceback. A store that opens but is damaged
+    or read-only is reported by health instead, and the server still starts."""
+    from codeweaver.cli.common import fail
+    from codeweaver.memory.store_check import sqlite_open_problem
+
+    if settings.database_url is not None:
+        return  # PostgreSQL: checked at start, reported by health
+    path = settings.checkpoint_path
+    if path.exists():
+        return
+    if (problem := sqlite_open_problem(path)) is not None:
+        fail(problem.detail)
 
 
 def _one_blas_thread() -> None:
