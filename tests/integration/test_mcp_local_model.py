@@ -16,7 +16,7 @@ from codeweaver.memory.sessions import open_thread_store
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
-SOURCE_LINE = re.compile(r"^\[(\d+)\] .+ — https?://\S+ \(installed_docs", re.MULTILINE)
+SOURCE_LINE = re.compile(r"^\[(\d+)\] .+ — https?://\S+ \(installed docs", re.MULTILINE)
 
 
 async def test_ask_over_mcp_cites_the_installed_docs(tmp_path: Path) -> None:
@@ -42,4 +42,4 @@ async def test_ask_over_mcp_cites_the_installed_docs(tmp_path: Path) -> None:
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", answer)}
     listed = {int(n) for n in SOURCE_LINE.findall(rest)}
     assert cited and listed and cited <= listed, text
-    assert "searched: installed_docs" in rest and "Session: " in rest, text
+    assert "\n- Searching installed docs…\n" in rest and "Session: " in rest, text
