@@ -44,9 +44,8 @@ def _ref(source: SearchResult) -> str:
 def pipeline_answered(result: RunResult) -> Answered:
     """What the pipeline's steps tell about one answer."""
     steps = result.steps
-    drafts = sum(
-        1 for s in steps if s.get("node") == "generate_answer" and s.get("kind") != "think"
-    )
+    # Each draft announces itself when writing starts (written or failed, one step).
+    drafts = sum(1 for s in steps if s.get("node") == "generate_answer" and s.get("kind") == "act")
     cited = {int(n) for n in CITATION.findall(result.answer)}
     queries: list[str] = []
     for s in steps:
