@@ -43,6 +43,8 @@ _WORD = re.compile(r"[a-z0-9_]+")
 _PHRASE = re.compile(r'"([^"]+)"')
 # `[tag]` as a whole word is the site's tag syntax; `arr[10]` in code is not.
 _TAG_TERM = re.compile(r"(?<!\S)\[([a-z0-9.#+-]+)\](?!\S)", re.IGNORECASE)
+# `-word` excludes the word, as the site's search does (a dash that starts a token).
+_EXCLUDED = re.compile(r"(?<!\S)-(\S+)")
 
 
 class CorpusError(ValueError):
@@ -231,11 +233,13 @@ class Bm25:
 
 @dataclass(frozen=True)
 class Query:
-    """A parsed `q`: required words, verbatim phrases, and `[tag]` terms."""
+    """A parsed `q`: required words, verbatim phrases, `[tag]` terms, and `-word`
+    exclusions."""
 
     terms: tuple[str, ...]
     phrases: tuple[str, ...]
     tags: tuple[str, ...]
+    excluded: tuple[str, ...] = ()
 
     @classmethod
     def parse(cls, q: str) -> Query:
@@ -243,10 +247,12 @@ class Query:
         rest = _PHRASE.sub(" ", q)
         tags = tuple(t.lower() for t in _TAG_TERM.findall(rest))
         rest = _TAG_TERM.sub(" ", rest)
+        excluded = tuple(dict.fromkeys(w for x in _EXCLUDED.findall(rest) for w in words(x)))
+        rest = _EXCLUDED.sub(" ", rest)
         terms = tuple(
             dict.fromkeys(w for w in words(rest) if w not in STACKEXCHANGE_SEARCH_STOPWORDS)
         )
-        return cls(terms, phrases, tags)
+        return cls(terms, phrases, tags, excluded)
 
     def matches(self, post: Post) -> bool:
         vocabulary = post.vocabulary
@@ -254,6 +260,7 @@ class Query:
             all(t in vocabulary for t in self.terms)
             and all(p in post.text for p in self.phrases)
             and all(t in post.tags for t in self.tags)
+            and not any(t in vocabulary for t in self.excluded)
         )
 
     @property

@@ -78,6 +78,9 @@ MAX_SNIPPET_CHARS = 3000
 # below answers with the same votes.
 QUESTION_ONLY_WEIGHT = 0.5
 
+# A dash that starts a word is the site search's "exclude this word": `-O2` in a question
+# means the flag, so the dash goes (the word stays required).
+_EXCLUDE_MARK = re.compile(r"(?<!\S)-+(?=\S)")
 _SECONDS = re.compile(r"(?<!\d)(\d+)\s*seconds?")  # from a run's first digit only: linear
 
 
@@ -199,7 +202,9 @@ class StackOverflowSource:
         tags = guess_tags(text)
         if tags:
             common["tagged"] = ";".join(tags)  # the API's `tagged` means "any of these"
-        q = phrase(error) if error else without_tag_words(title_query(text), tags)
+        # User text is never a search operator: a leading dash loses its meaning.
+        words_q = _EXCLUDE_MARK.sub("", without_tag_words(title_query(text), tags))
+        q = phrase(error) if error else words_q
         search = {**common, "q": q, "answers": 1}
         limits = _Limits()
         try:

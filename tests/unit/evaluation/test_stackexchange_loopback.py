@@ -274,3 +274,46 @@ async def test_the_stack_overflow_source_finds_the_accepted_answer_of_a_title(
     assert loopback.requests[0].path == "/search/advanced"
     assert loopback.requests[-1].path == f"/questions/{qid}/answers"
     assert all(r.query_chars <= 150 for r in loopback.requests)
+
+
+def test_a_dash_that_starts_a_word_excludes_it_as_the_site_search_does() -> None:
+    query = Query.parse('gcc -O2 -march "keep -this" [c]')
+    assert query.excluded == ("o2", "march") and query.terms == ("gcc",)
+    assert query.phrases == ("keep -this",) and query.tags == ("c",)
+
+
+# A real StackEval row whose title holds a command-line flag.
+PIPEFAIL_ROW: dict[str, Any] = {
+    "questionId": "f23ca6782c7b477487654fb1690bd15d",
+    "question": (
+        "Linux/Ubuntu set: Illegal option -o pipefail\n"
+        "I have this script which is giving me an error:\n\n```\nset -o pipefail\n```\n"
+    ),
+    "questionMetadata": {"tag": "bash/shell"},
+    "answer": "You are probably running the script with `sh`, not `bash`: run `bash x.sh`.",
+}
+
+
+async def test_a_flag_in_the_question_does_not_exclude_its_post(tmp_path: Path) -> None:
+    path = tmp_path / "stack-eval.jsonl"
+    path.write_text(json.dumps(PIPEFAIL_ROW) + "\n", encoding="utf-8")
+    corpus = Corpus.load(path)
+    (post,) = corpus.posts
+    # Sent as written, the flag is an exclusion: the stand-in finds nothing by it.
+    assert not [p for p in corpus.posts if Query.parse("Illegal option -o pipefail").matches(p)]
+    loopback = StackExchangeLoopback(corpus)
+    with serve_loopback(loopback) as url:
+        source = StackOverflowSource(base_url=url)
+        try:
+            results = await source.search(
+                "Linux/Ubuntu set: Illegal option -o pipefail", "debugging", 5
+            )
+        finally:
+            await source.aclose()
+    first = loopback.requests[0]
+    assert first.path == "/search/advanced"
+    assert not any(word.startswith("-") for word in first.params["q"].split()), first.params
+    assert first.question_ids == (post.question_id,)  # found by the search, not /similar
+    assert results and results[0]["url"].startswith(
+        f"https://stackoverflow.com/questions/{post.question_id}/"
+    )
