@@ -29,6 +29,7 @@ from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 
 from codeweaver.agent.input_check import InvalidQuestionError, validate_question
+from codeweaver.agent.user_text import say
 from codeweaver.api.conversations import SessionNotFoundError, StoreUnavailableError
 from codeweaver.api.errors import OpenAIError, json_safe
 from codeweaver.api.openai_schemas import (
@@ -131,7 +132,7 @@ async def _admit(
 def _reasoning(event: ServiceEvent) -> str:
     """One line of reasoning for a progress line or a place in line; "" for the rest."""
     if event.kind == "queue":
-        return f"Waiting for a free slot (place {event.data.get('position')} in line).\n"
+        return say("progress_waiting", "en", position=event.data.get("position")) + "\n"
     if event.kind == "progress":
         return f"{event.data.get('text', '')}\n"
     return ""

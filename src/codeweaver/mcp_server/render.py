@@ -106,7 +106,7 @@ def format_answer(done: Mapping[str, Any]) -> str:
 def progress_message(kind: str, data: Mapping[str, Any]) -> str:
     """The progress notification for a place in line or a step in words ("" for none)."""
     if kind == "queue":
-        return f"Waiting for a free slot (place {data.get('position', '?')} in line)"
+        return say("progress_waiting", "en", position=data.get("position", "?"))
     if kind == "progress":
         return one_line(data.get("text") or "", 300)
     return ""
