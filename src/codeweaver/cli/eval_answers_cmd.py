@@ -8,16 +8,25 @@ import tempfile
 from contextlib import ExitStack
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from codeweaver.cli.eval_cmds import FileOpt, JsonOpt, LimitOpt, ModelOpt, eval_app
 from codeweaver.cli.progress import progress
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from codeweaver.evaluation.answers_eval import AnswerCase
+
 SYSTEMS = ("pipeline", "bare")
 # A loopback run never runs out of quota: the quota is not what it measures.
 LOOPBACK_QUOTA = 100_000
+# A live run's default request budget per question: a search is at most three requests
+# (search, similar, answers) and an answer makes one or two searches.
+LIVE_REQUESTS_PER_QUESTION = 8
+KEY_PAGE = "https://stackapps.com/apps/oauth/register"
 ROWS = [
     ("answers", "answers", "{}"),
     ("identifier recall (mean)", "identifier_recall", "{:.3f}"),
@@ -36,12 +45,15 @@ ROWS = [
     ("searched with an English form", "searched_in_english", "{}"),
     ("errors", "errors", "{}"),
 ]
-# Shown when the questions' origin posts were served (`--stackexchange-loopback`).
+# Shown when the questions' origin posts were served (`--stackexchange-loopback`), or
+# matched by title on the real API (`--stackexchange-live`).
 ORIGIN_ROWS = [
     ("origin post returned by the API", "origin_served", "{}"),
     ("origin post among the sources", "origin_found", "{}"),
     ("answers citing the origin post", "cites_origin", "{}"),
     ("  share citing the origin post", "cites_origin_rate", "{:.1%}"),
+    ("origin post's median place in the results", "origin_rank_median", "{:g}"),
+    ("origin post first in the results", "origin_rank_first", "{}"),
     ("longest query sent (chars)", "max_query_chars", "{}"),
 ]
 
@@ -54,6 +66,49 @@ class Ask(StrEnum):
 
 def _cell(value: Any, fmt: str) -> str:
     return "—" if value is None else fmt.format(value)
+
+
+def _origin_titles(
+    cases: Sequence[AnswerCase], ask: Ask, corpus_file: Path | None
+) -> dict[str, str]:
+    """Question asked → title of the post it came from (its first line; for `--ask
+    korean`, the title in the StackEval file)."""
+    from codeweaver.evaluation.datasets import split_post
+
+    if ask is not Ask.KOREAN:
+        return {case.question: split_post(case.question)[0] for case in cases}
+    if corpus_file is None:
+        raise ValueError("--ask korean needs --loopback-corpus (the StackEval file)")
+    from codeweaver.evaluation.stackexchange_corpus import Corpus
+
+    posts = Corpus.load(corpus_file).by_hex
+    missing = [case.id for case in cases if case.id not in posts]
+    if missing:
+        raise ValueError(f"{len(missing)} questions are not in {corpus_file}: {missing[:5]}")
+    return {case.question: posts[case.id].title for case in cases}
+
+
+def _every_question(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows for the summary of a live run, each question counted. There an origin is known
+    only once a search returned it (matched by title): a question whose post never came
+    back still counts, as a miss."""
+    return [r if r.get("origin") is not None else {**r, "origin": "not returned"} for r in rows]
+
+
+def _live_consent(questions: int, budget: int, host: str, yes: bool) -> None:
+    """Say what a live run sends where; unless `yes`, ask (declining exits 1)."""
+    typer.echo(
+        f"Live Stack Exchange run: {questions} questions, at most {budget} requests to "
+        f"{host} with your key (STACKEXCHANGE_KEY).\n"
+        "Sent to it: only search text derived from the questions' titles and posts "
+        "(`q`, `title`, `tagged`) and the ids of the questions it returned; web, GitHub "
+        "and Tavily stay off.\n"
+        f"request budget: {budget}",
+        err=True,
+    )
+    if not yes and not typer.confirm("Run it?", default=False, err=True):
+        typer.echo("not run: no request was made", err=True)
+        raise typer.Exit(1)
 
 
 def _print_summary(title: str, summary: dict[str, Any]) -> None:
@@ -122,7 +177,47 @@ def eval_answers(
         Path | None,
         typer.Option(
             "--loopback-corpus",
-            help="StackEval JSONL the loopback serves (default: --file; needed for --ask korean).",
+            help="StackEval JSONL the loopback serves (default: --file; needed for --ask "
+            "korean, also with --stackexchange-live, for the posts' titles).",
+        ),
+    ] = None,
+    distractors_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--loopback-distractors",
+            help="A data folder laid out as the project's shared data: its other public "
+            "post sets (AskUbuntu, CoNaLa, CS1QA, chat-langchain; about 9,200 posts) are "
+            "served beside StackEval's, so each search meets competition.",
+        ),
+    ] = None,
+    live: Annotated[
+        bool,
+        typer.Option(
+            "--stackexchange-live",
+            help="Stack Overflow searches the real Stack Exchange API (needs STACKEXCHANGE_KEY "
+            "and your consent) through a local relay that keeps a request budget; web/GitHub/"
+            "Tavily stay off; each answer is checked for citing the post its question came "
+            "from, found among the returned posts by its title.",
+        ),
+    ] = False,
+    request_budget: Annotated[
+        int | None,
+        typer.Option(
+            "--request-budget",
+            min=0,
+            help="Most requests a --stackexchange-live run sends upstream "
+            f"(default: {LIVE_REQUESTS_PER_QUESTION} per question).",
+        ),
+    ] = None,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Consent to the --stackexchange-live run without asking.")
+    ] = False,
+    live_upstream: Annotated[
+        str | None,
+        typer.Option(
+            "--live-upstream",
+            help="For testing the relay: the API base URL it forwards to instead of "
+            "https://api.stackexchange.com/2.3.",
         ),
     ] = None,
     as_json: JsonOpt = False,
@@ -150,26 +245,67 @@ def eval_answers(
     )
     from codeweaver.evaluation.datasets import DatasetError
     from codeweaver.evaluation.stackexchange_corpus import Corpus, CorpusError
+    from codeweaver.evaluation.stackexchange_distractors import Distractors, load_distractors
     from codeweaver.evaluation.stackexchange_loopback import StackExchangeLoopback, serve_loopback
+    from codeweaver.evaluation.stackexchange_relay import (
+        StackExchangeRelay,
+        observed_live,
+        origin_by_title,
+        relay_settings,
+        serve_relay,
+    )
     from codeweaver.llm.registry import create_chat_model
     from codeweaver.llm.usage import UsageMeter
+    from codeweaver.sources.stackoverflow import API_BASE
 
+    def refuse(message: str) -> typer.Exit:
+        typer.echo(f"error: {message}", err=True)
+        return typer.Exit(2)
+
+    if live and loopback:
+        raise refuse("--stackexchange-live and --stackexchange-loopback exclude each other")
+    if distractors_dir is not None and not loopback:
+        raise refuse("--loopback-distractors only applies to --stackexchange-loopback")
+    if not live and (request_budget is not None or live_upstream is not None):
+        raise refuse("--request-budget and --live-upstream only apply to --stackexchange-live")
+    settings = Settings(model=model) if model else Settings()
+    key = settings.stackexchange_key.get_secret_value() if settings.stackexchange_key else ""
+    if live and not key:
+        raise refuse(
+            "--stackexchange-live needs STACKEXCHANGE_KEY, an app key: register one at "
+            f"{KEY_PAGE}. Without a key the API allows 300 requests a day, which a run "
+            "would use up."
+        )
     server: StackExchangeLoopback | None = None
+    distractors: Distractors | None = None
+    relay: StackExchangeRelay | None = None
+    titles: dict[str, str] = {}
     try:
         cases = load_answer_cases(file, ask.value)
         cases = select_cases(cases, limit=limit, sample=sample, seed=seed)
         if loopback:
             if corpus_file is None and ask is Ask.KOREAN:
                 raise ValueError("--ask korean needs --loopback-corpus (the StackEval file)")
-            corpus = Corpus.load(corpus_file or file)
+            distractors = load_distractors(distractors_dir) if distractors_dir else None
+            corpus = Corpus.load(corpus_file or file, distractors.posts if distractors else ())
             origins = {hex_id: post.question_id for hex_id, post in corpus.by_hex.items()}
             cases = with_origins(cases, origins)
             server = StackExchangeLoopback(corpus, quota_max=LOOPBACK_QUOTA)
+        if live:
+            titles = _origin_titles(cases, ask, corpus_file)
         done = read_done(out) if out else {}
     except (DatasetError, CorpusError, ValueError) as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
-    settings = Settings(model=model) if model else Settings()
+        raise refuse(str(exc)) from None
+    if live:
+        to_answer = sum(1 for c in cases if c.id not in done)
+        budget = (
+            request_budget if request_budget is not None else LIVE_REQUESTS_PER_QUESTION * to_answer
+        )
+        timeout = max(1.0, settings.http_timeout - 1.0)  # under the client's own
+        relay = StackExchangeRelay(
+            key, budget=budget, upstream=live_upstream or API_BASE, timeout=timeout
+        )
+        _live_consent(to_answer, budget, relay.host, yes)
     llm = create_chat_model(settings.model, settings)
     meter = UsageMeter()
     meter.attach(llm)
@@ -183,6 +319,8 @@ def eval_answers(
             async with pipeline_system(llm, run_settings, Path(root)) as pipeline:
                 if server is not None:
                     pipeline = observed(pipeline, server)
+                elif relay is not None:
+                    pipeline = observed_live(pipeline, relay, titles)
                 systems = {"pipeline": pipeline, "bare": bare_system(llm)}
                 # Load the model before the clock runs: its load time is neither's.
                 await systems["bare"]("Reply with OK.")
@@ -190,6 +328,9 @@ def eval_answers(
                 try:
 
                     def keep(row: dict[str, Any]) -> None:
+                        if relay is not None:  # the post found by title, or None
+                            origin = origin_by_title(relay, titles.get(row["question"], ""))
+                            row["origin"], row["origin_matched_by"] = origin, "title"
                         if sink:
                             sink.write(json.dumps(row, ensure_ascii=False) + "\n")
                             sink.flush()
@@ -207,18 +348,40 @@ def eval_answers(
         if server is not None:
             base_url = stack.enter_context(serve_loopback(server))
             run_settings = loopback_settings(settings, base_url)
+        elif relay is not None:
+            base_url = stack.enter_context(serve_relay(relay))
+            run_settings = relay_settings(settings, base_url)
         report = stack.enter_context(progress(len(cases), quiet=as_json, label="answers", every=1))
         rows = asyncio.run(run(report, run_settings))
-    summary = summarise(rows, SYSTEMS)
-    extra = {"file": str(file), "sample": sample, "seed": seed, "judge": judge, "ask": ask.value}
+    summary = summarise(_every_question(rows) if relay is not None else rows, SYSTEMS)
+    extra: dict[str, Any] = {
+        "file": str(file),
+        "sample": sample,
+        "seed": seed,
+        "judge": judge,
+        "ask": ask.value,
+    }
     if server is not None:
         extra["stackexchange"] = "loopback"
         extra["sources"] = run_settings.enabled_sources
+        extra["posts_served"] = len(server.corpus.posts)
+        if distractors is not None:
+            extra["distractors"] = distractors.counts
+    if relay is not None:
+        extra["stackexchange"] = "live"
+        extra["sources"] = run_settings.enabled_sources
+        extra["origin_matched_by"] = "title"
+        extra["request_budget"] = relay.budget
+        extra["requests_used"] = relay.used
+        if relay.upstream != API_BASE:
+            extra["upstream"] = relay.upstream
     summary["run"] = describe(settings, extra)
     if as_json:
         typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
     else:
         _print_summary(f"answers on {file} ({settings.model})", summary)
+    if relay is not None:
+        typer.echo(f"requests to {relay.host}: {relay.used} of {relay.budget}", err=True)
 
 
 def missing_names(settings: Any) -> Any:

@@ -90,7 +90,16 @@ def observed(answer: Answer, loopback: StackExchangeLoopback) -> Answer:
         seen = loopback.requests_since(start)
         served = dict.fromkeys(f"stackoverflow:q{i}" for r in seen for i in r.question_ids)
         longest = max((r.query_chars for r in seen), default=0)
-        return replace(got, served_refs=tuple(served), max_query_chars=longest)
+        ranks: dict[str, int] = {}
+        for request in seen:
+            for ref, rank in request.ranks():
+                ranks[ref] = min(rank, ranks.get(ref, rank))
+        return replace(
+            got,
+            served_refs=tuple(served),
+            max_query_chars=longest,
+            served_ranks=tuple(ranks.items()),
+        )
 
     return answer_observed
 

@@ -67,6 +67,11 @@ class Answered:
     # (`stackoverflow:q<id>`) and the longest `q`/`title` sent.
     served_refs: tuple[str, ...] = ()
     max_query_chars: int | None = None
+    # The best place each post held in a search's results (1 = first), by reference.
+    served_ranks: tuple[tuple[str, int], ...] = ()
+    # The origin post's id when the run found it out itself (the real API: the returned
+    # post whose title is the question's); a case's own `origin` comes first.
+    origin: int | None = None
 
 
 Answer = Callable[[str], Awaitable[Answered]]
@@ -100,6 +105,8 @@ class SystemRun:
     origin_served: bool | None = None
     origin_found: bool | None = None
     cites_origin: bool | None = None
+    # Its best place among a search's results (1 = first); None: never returned.
+    origin_rank: int | None = None
     max_query_chars: int | None = None
     verdict: str | None = None
     error: str | None = None
@@ -161,6 +168,11 @@ def origin_checks(got: Answered, origin: int) -> tuple[bool, bool, bool]:
         any(is_post(ref, origin) for ref in got.source_refs or ()),
         any(is_post(ref, origin) for ref in got.cited_refs),
     )
+
+
+def origin_rank(got: Answered, origin: int) -> int | None:
+    """The origin post's best place among the results of the searches made (1 = first)."""
+    return min((rank for ref, rank in got.served_ranks if is_post(ref, origin)), default=None)
 
 
 def with_origins(cases: Sequence[AnswerCase], origins: Mapping[str, int]) -> list[AnswerCase]:
@@ -242,8 +254,10 @@ async def _run_one(
     if language != "en" and got.search_queries:
         run.searched_in_english = any(is_english(q) for q in got.search_queries)
     run.max_query_chars = got.max_query_chars
-    if case.origin is not None and got.source_refs is not None:
-        run.origin_served, run.origin_found, run.cites_origin = origin_checks(got, case.origin)
+    origin = case.origin if case.origin is not None else got.origin
+    if origin is not None and got.source_refs is not None:
+        run.origin_served, run.origin_found, run.cites_origin = origin_checks(got, origin)
+        run.origin_rank = origin_rank(got, origin)
     if names:
         hits = found_in(names, got.answer)
         run.recall = round(len(hits) / len(names), 4)
@@ -336,6 +350,10 @@ def _origin_summary(rows: Sequence[dict[str, Any]], name: str) -> dict[str, Any]
         count = sum(1 for r in runs if r.get(key)) if checked else None
         summary[key] = count
         summary[key + "_rate"] = round(count / len(runs), 4) if count is not None else None
+    ranks = [r["origin_rank"] for r in runs if r.get("origin_rank") is not None]
+    # Over the questions whose post came back at all: how high the search put it.
+    summary["origin_rank_median"] = statistics.median(ranks) if ranks else None
+    summary["origin_rank_first"] = sum(1 for rank in ranks if rank == 1) if checked else None
     return summary
 
 

@@ -1,25 +1,24 @@
 """StackEval rows as Stack Overflow posts, and the search the loopback API runs over them.
 
-Each row becomes one question with one accepted answer. StackEval carries no ids, votes,
-dates or users, so they are derived from the row's `questionId` hash: deterministic,
-plausible for a 2018–2023 question (small scores, as most recent accepted answers have),
-and the same on every run.
+Each row becomes one question with its accepted answer. StackEval carries no ids, votes,
+dates or users, so they are derived from a hash of the row: deterministic, plausible for
+a 2018–2023 question (small scores, as most recent accepted answers have), and the same
+on every run. Tags are the ones the data gives (StackEval's language), never guessed.
 
-Search follows what the real service is known to do with `q`: every non-stopword term
-must occur in the title or body (whole words, case-insensitive) and a `"quoted phrase"`
-verbatim, so a long natural-language `q` finds nothing. Ranking is BM25, the title
-counting twice.
+Search follows the site's syntax (`stackexchange_query`): every non-stopword term of `q`
+must occur in the title or body, so a long natural-language `q` finds nothing. Ranking is
+BM25, the title counting twice. `/similar` ranks titles sharing words with the one asked,
+a post carrying one of the `tagged` tags first (a preference, not a filter).
 """
 
 from __future__ import annotations
 
 import hashlib
 import html
-import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
@@ -30,34 +29,22 @@ from markdown_it import MarkdownIt
 from markdown_it.common.utils import escapeHtml
 
 from codeweaver.evaluation.datasets import DatasetError, read_jsonl, split_post
-from codeweaver.sources.so_format import guess_tags
-from codeweaver.words.stopwords import STACKEXCHANGE_SEARCH_STOPWORDS
+from codeweaver.evaluation.stackexchange_query import Bm25, Query, norm, similar_terms, words
 
 # StackEval's sample window (January 2018 – September 2023).
 WINDOW_START = int(datetime(2018, 1, 1, tzinfo=UTC).timestamp())
 WINDOW_END = int(datetime(2023, 9, 30, tzinfo=UTC).timestamp())
 ID_OFFSET = 1_000_000
 MAX_TAGS = 5  # Stack Overflow allows five tags per question
-
-_WORD = re.compile(r"[a-z0-9_]+")
-_PHRASE = re.compile(r'"([^"]+)"')
-# `[tag]` as a whole word is the site's tag syntax; `arr[10]` in code is not.
-_TAG_TERM = re.compile(r"(?<!\S)\[([a-z0-9.#+-]+)\](?!\S)", re.IGNORECASE)
-# `-word` excludes the word, as the site's search does (a dash that starts a token).
-_EXCLUDED = re.compile(r"(?<!\S)-(\S+)")
+# A `/similar` title of several words needs this many of them in a related title: one
+# shared word ("python", "error") relates nearly everything.
+SIMILAR_MIN_SHARED = 2
+# How much a `tagged` tag lifts a `/similar` result ("treated as a preference").
+SIMILAR_TAG_PREFERENCE = 1.5
 
 
 class CorpusError(ValueError):
     """A corpus that cannot be served faithfully (e.g. two rows with the same post id)."""
-
-
-def words(text: str) -> list[str]:
-    """Lower-case word tokens: what `q` terms and BM25 match on."""
-    return _WORD.findall(text.lower())
-
-
-def _norm(text: str) -> str:
-    return " ".join(text.lower().split())
 
 
 def _hashed(hex_id: str, salt: str, low: int, high: int) -> int:
@@ -132,26 +119,35 @@ def _user(hex_id: str, role: str) -> User:
 
 
 @dataclass(frozen=True)
+class Reply:
+    """One answer to a post."""
+
+    answer_id: int
+    body_html: str
+    score: int
+    created: int
+    owner: User
+    accepted: bool = False
+
+
+@dataclass(frozen=True)
 class Post:
-    """One StackEval row: a question and its accepted answer."""
+    """One question with its answers (StackEval's: the accepted one alone)."""
 
     hex_id: str
     question_id: int
-    answer_id: int
     title: str
     tags: tuple[str, ...]
     body_html: str
-    answer_html: str
     question_score: int
-    answer_score: int
     created: int
-    answered: int
     view_count: int
     asker: User
-    answerer: User
+    answers: tuple[Reply, ...] = ()
     title_words: tuple[str, ...] = field(repr=False, default=())
     body_words: tuple[str, ...] = field(repr=False, default=())
     text: str = field(repr=False, default="")  # title + body as plain text, normalised
+    body_text: str = field(repr=False, default="")
 
     @property
     def link(self) -> str:
@@ -160,6 +156,33 @@ class Post:
     @cached_property
     def vocabulary(self) -> frozenset[str]:
         return frozenset(self.title_words) | frozenset(self.body_words)
+
+    @property
+    def answer_count(self) -> int:
+        return len(self.answers)
+
+    @property
+    def accepted(self) -> Reply | None:
+        return next((a for a in self.answers if a.accepted), None)
+
+    @property
+    def has_accepted(self) -> bool:
+        return self.accepted is not None
+
+    @property
+    def answer_id(self) -> int | None:
+        """The accepted answer's id (None without one)."""
+        accepted = self.accepted
+        return accepted.answer_id if accepted else None
+
+    @property
+    def is_answered(self) -> bool:
+        """As the API means it: an accepted answer, or one with a positive score."""
+        return self.has_accepted or any(a.score > 0 for a in self.answers)
+
+    @property
+    def last_activity(self) -> int:
+        return max([self.created, *(a.created for a in self.answers)])
 
 
 def question_id_of(hex_id: str) -> int:
@@ -172,103 +195,78 @@ def answer_id_of(hex_id: str) -> int:
     return int(hex_id[-7:], 16) + ID_OFFSET
 
 
-def _tags(tag: str, title: str) -> tuple[str, ...]:
-    # StackEval names one language ("bash/shell" is two tags). Real posts also carry the
-    # libraries their title names; without them a `tagged=pandas` search would miss every
-    # pandas question, which the real service would not.
-    found = [t.strip().lower() for t in tag.split("/") if t.strip()] + guess_tags(title)
+def stackeval_tags(tag: str) -> tuple[str, ...]:
+    """StackEval's language as Stack Overflow tags (`bash/shell` is two)."""
+    found = [t.strip().lower() for t in tag.split("/") if t.strip()]
     return tuple(dict.fromkeys(found))[:MAX_TAGS]
 
 
-def make_post(hex_id: str, question: str, answer: str, tag: str) -> Post:
-    title, body = split_post(question)
-    body_html, answer_html = to_html(body), to_html(answer)
+def build_post(
+    key: str,
+    question_id: int,
+    title: str,
+    body_markdown: str,
+    tags: Sequence[str],
+    answers: Sequence[tuple[int, str, bool]],
+) -> Post:
+    """A post from data: `answers` are (answer id, Markdown, accepted); everything the data
+    lacks (dates, votes, users) is derived from `key`."""
+    body_html = to_html(body_markdown) if body_markdown.strip() else ""
     plain_body = _plain(body_html)
-    created = _hashed(hex_id, "created", WINDOW_START, WINDOW_END - 3 * 86_400)
+    created = _hashed(key, "created", WINDOW_START, WINDOW_END - 3 * 86_400)
+    replies = []
+    for n, (answer_id, markdown, accepted) in enumerate(answers):
+        salt = "" if n == 0 else f":{n}"  # the first answer keeps the original derivation
+        replies.append(
+            Reply(
+                answer_id=answer_id,
+                body_html=to_html(markdown),
+                # StackEval kept accepted answers with at least one upvote.
+                score=_hashed(key, "ascore" + salt, 1 if accepted else 0, 3),
+                created=created + _hashed(key, "delay" + salt, 60, 3 * 86_400),
+                owner=_user(key, "answerer" + salt),
+                accepted=accepted,
+            )
+        )
     return Post(
-        hex_id=hex_id,
-        question_id=question_id_of(hex_id),
-        answer_id=answer_id_of(hex_id),
+        hex_id=key,
+        question_id=question_id,
         title=title,
-        tags=_tags(tag, title),
+        tags=tuple(dict.fromkeys(t.lower() for t in tags))[:MAX_TAGS],
         body_html=body_html,
-        answer_html=answer_html,
-        question_score=_hashed(hex_id, "qscore", 0, 3),
-        # StackEval kept accepted answers with at least one upvote.
-        answer_score=_hashed(hex_id, "ascore", 1, 3),
+        question_score=_hashed(key, "qscore", 0, 3),
         created=created,
-        answered=created + _hashed(hex_id, "delay", 60, 3 * 86_400),
-        view_count=_hashed(hex_id, "views", 20, 5_000),
-        asker=_user(hex_id, "asker"),
-        answerer=_user(hex_id, "answerer"),
+        view_count=_hashed(key, "views", 20, 5_000),
+        asker=_user(key, "asker"),
+        answers=tuple(replies),
         title_words=tuple(words(title)),
         body_words=tuple(words(plain_body)),
-        text=_norm(f"{title}\n{plain_body}"),
+        text=norm(f"{title}\n{plain_body}"),
+        body_text=norm(plain_body),
     )
 
 
-class Bm25:
-    """Okapi BM25 over pre-tokenised documents."""
-
-    def __init__(self, docs: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75) -> None:
-        self._tf = [Counter(doc) for doc in docs]
-        self._len = [len(doc) for doc in docs]
-        self._avg = (sum(self._len) / len(docs)) if docs else 1.0
-        self._df = Counter(term for doc in docs for term in set(doc))
-        self._n, self._k1, self._b = len(docs), k1, b
-
-    def score(self, terms: Iterable[str], index: int) -> float:
-        tf, length = self._tf[index], self._len[index]
-        total = 0.0
-        for term in terms:
-            freq = tf.get(term, 0)
-            if not freq:
-                continue
-            df = self._df[term]
-            idf = math.log(1 + (self._n - df + 0.5) / (df + 0.5))
-            norm = self._k1 * (1 - self._b + self._b * length / (self._avg or 1.0))
-            total += idf * freq * (self._k1 + 1) / (freq + norm)
-        return total
+def make_post(hex_id: str, question: str, answer: str, tag: str) -> Post:
+    """A StackEval row: its question, its one accepted answer, its language tag."""
+    title, body = split_post(question)
+    accepted = (answer_id_of(hex_id), answer, True)
+    return build_post(hex_id, question_id_of(hex_id), title, body, stackeval_tags(tag), [accepted])
 
 
-@dataclass(frozen=True)
-class Query:
-    """A parsed `q`: required words, verbatim phrases, `[tag]` terms, and `-word`
-    exclusions."""
-
-    terms: tuple[str, ...]
-    phrases: tuple[str, ...]
-    tags: tuple[str, ...]
-    excluded: tuple[str, ...] = ()
-
-    @classmethod
-    def parse(cls, q: str) -> Query:
-        phrases = tuple(_norm(p) for p in _PHRASE.findall(q) if p.strip())
-        rest = _PHRASE.sub(" ", q)
-        tags = tuple(t.lower() for t in _TAG_TERM.findall(rest))
-        rest = _TAG_TERM.sub(" ", rest)
-        excluded = tuple(dict.fromkeys(w for x in _EXCLUDED.findall(rest) for w in words(x)))
-        rest = _EXCLUDED.sub(" ", rest)
-        terms = tuple(
-            dict.fromkeys(w for w in words(rest) if w not in STACKEXCHANGE_SEARCH_STOPWORDS)
-        )
-        return cls(terms, phrases, tags, excluded)
-
-    def matches(self, post: Post) -> bool:
-        vocabulary = post.vocabulary
-        return (
-            all(t in vocabulary for t in self.terms)
-            and all(p in post.text for p in self.phrases)
-            and all(t in post.tags for t in self.tags)
-            and not any(t in vocabulary for t in self.excluded)
-        )
-
-    @property
-    def ranking_terms(self) -> list[str]:
-        phrase_words = [
-            w for p in self.phrases for w in words(p) if w not in STACKEXCHANGE_SEARCH_STOPWORDS
-        ]
-        return list(dict.fromkeys([*self.terms, *phrase_words]))
+def load_stackeval(path: str | Path) -> list[Post]:
+    """StackEval JSONL (`questionId`, `question`, `answer`, `questionMetadata.tag`)."""
+    posts = []
+    for line, row in read_jsonl(path):
+        hex_id, question, answer = row.get("questionId"), row.get("question"), row.get("answer")
+        meta = row.get("questionMetadata")
+        tag = meta.get("tag") if isinstance(meta, dict) else None
+        valid = all(isinstance(v, str) and v.strip() for v in (question, answer, tag))
+        if not isinstance(hex_id, str) or not re.fullmatch(r"[0-9a-f]{14,}", hex_id):
+            raise DatasetError(path, "needs a hexadecimal `questionId`", line)
+        if not valid:
+            raise DatasetError(path, "needs `question`, `answer`, `questionMetadata.tag`", line)
+        posts.append(make_post(hex_id, str(question), str(answer), str(tag)))
+    return posts
 
 
 class Corpus:
@@ -277,9 +275,11 @@ class Corpus:
     def __init__(self, posts: Sequence[Post]) -> None:
         self.posts = list(posts)
         self.by_id = {p.question_id: p for p in self.posts}
-        self.by_answer_id = {p.answer_id: p for p in self.posts}
+        self.by_answer_id = {a.answer_id: p for p in self.posts for a in p.answers}
         self.by_hex = {p.hex_id: p for p in self.posts}
-        ids = [p.question_id for p in self.posts] + [p.answer_id for p in self.posts]
+        ids = [p.question_id for p in self.posts] + [
+            a.answer_id for p in self.posts for a in p.answers
+        ]
         clashes = sorted(i for i, n in Counter(ids).items() if n > 1)
         if clashes or len(self.by_hex) != len(self.posts):
             raise CorpusError(f"post ids are not unique: {clashes[:10]} (or a repeated row)")
@@ -287,33 +287,23 @@ class Corpus:
         self._bodies = Bm25([p.body_words for p in self.posts])
 
     @classmethod
-    def load(cls, path: str | Path) -> Corpus:
-        """StackEval JSONL (`questionId`, `question`, `answer`, `questionMetadata.tag`)."""
-        posts = []
-        for line, row in read_jsonl(path):
-            hex_id, question, answer = row.get("questionId"), row.get("question"), row.get("answer")
-            meta = row.get("questionMetadata")
-            tag = meta.get("tag") if isinstance(meta, dict) else None
-            valid = all(isinstance(v, str) and v.strip() for v in (question, answer, tag))
-            if not isinstance(hex_id, str) or not re.fullmatch(r"[0-9a-f]{14,}", hex_id):
-                raise DatasetError(path, "needs a hexadecimal `questionId`", line)
-            if not valid:
-                raise DatasetError(path, "needs `question`, `answer`, `questionMetadata.tag`", line)
-            posts.append(make_post(hex_id, str(question), str(answer), str(tag)))
+    def load(cls, path: str | Path, extra: Sequence[Post] = ()) -> Corpus:
+        """StackEval's posts, and `extra` posts served beside them (distractors)."""
+        posts = load_stackeval(path)
         try:
-            return cls(posts)
+            return cls([*posts, *extra])
         except CorpusError as exc:
             raise CorpusError(f"{path}: {exc}") from None
 
     def search(self, query: Query, *, tagged: Sequence[str] = (), title: str = "") -> list[Post]:
         """Posts matching `query`, any of `tagged` and the `title` substring, best first."""
-        wanted = _norm(title)
+        wanted = norm(title)
         hits = [
             i
             for i, post in enumerate(self.posts)
             if query.matches(post)
             and (not tagged or any(t in post.tags for t in tagged))
-            and (not wanted or wanted in _norm(post.title))
+            and (not wanted or wanted in norm(post.title))
         ]
         terms = query.ranking_terms or words(title)
         return self._ranked(
@@ -321,17 +311,17 @@ class Corpus:
         )
 
     def similar(self, title: str, *, tagged: Sequence[str] = ()) -> list[Post]:
-        """Posts whose title shares a word with `title`, most similar first."""
-        terms = list(
-            dict.fromkeys(w for w in words(title) if w not in STACKEXCHANGE_SEARCH_STOPWORDS)
-        )
-        scores = {i: self._titles.score(terms, i) for i in range(len(self.posts))}
-        hits = [
-            i
-            for i, s in scores.items()
-            if s > 0 and (not tagged or any(t in self.posts[i].tags for t in tagged))
-        ]
-        return self._ranked(hits, scores.__getitem__)
+        """Posts whose title shares words with `title`, most similar first; a post with
+        one of `tagged` is lifted, not required."""
+        terms = similar_terms(title)
+        needed = min(SIMILAR_MIN_SHARED, len(terms))
+        scores: dict[int, float] = {}
+        for i, post in enumerate(self.posts):
+            if not needed or self._titles.shared(terms, i) < needed:
+                continue
+            preferred = tagged and any(t in post.tags for t in tagged)
+            scores[i] = self._titles.score(terms, i) * (SIMILAR_TAG_PREFERENCE if preferred else 1)
+        return self._ranked(list(scores), scores.__getitem__)
 
     def _ranked(self, hits: list[int], score: Any) -> list[Post]:
         # Ties go to the higher-voted, then the older post, so the order never varies.

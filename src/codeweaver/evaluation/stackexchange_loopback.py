@@ -18,8 +18,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 import uvicorn
 from starlette.applications import Starlette
@@ -27,11 +26,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from codeweaver.evaluation.stackexchange_corpus import Corpus, Post, Query, escape_title
+from codeweaver.evaluation.stackexchange_corpus import Corpus, Post, Reply, escape_title
+from codeweaver.evaluation.stackexchange_limits import (
+    DEFAULT_QUOTA,
+    MAX_PER_SECOND,
+    ApiError,
+    Limits,
+)
+from codeweaver.evaluation.stackexchange_query import Query
 
 API_PREFIX = "/2.3"
 SITES = frozenset({"stackoverflow", "stackoverflow.com"})
-DEFAULT_QUOTA = 300  # the daily quota of a request without an app key
 MAX_PAGESIZE = 100
 MAX_IDS = 100
 CONTENT_LICENSE = "CC BY-SA 4.0"
@@ -39,6 +44,7 @@ BODY_FILTERS = frozenset({"withbody"})
 PLAIN_FILTERS = frozenset({"default"})
 LIST_SORTS = ("activity", "creation", "votes")
 SEARCH_SORTS = (*LIST_SORTS, "relevance")
+SEARCH_PATHS = frozenset({"/search/advanced", "/similar"})
 
 
 @dataclass(frozen=True)
@@ -55,13 +61,17 @@ class LoggedRequest:
         """Length of the longest free-text parameter sent (`q`, `title`)."""
         return max(len(self.params.get("q", "")), len(self.params.get("title", "")))
 
-
-class ApiError(Exception):
-    """An error the API reports in its error wrapper."""
-
-    def __init__(self, error_id: int, name: str, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.error_id, self.name, self.message, self.status = error_id, name, message, status
+    def ranks(self) -> list[tuple[str, int]]:
+        """(`stackoverflow:q<id>`, place among all the search's results) for a search;
+        nothing for the other methods (an answers call lists posts, not a ranking)."""
+        if self.path not in SEARCH_PATHS or self.status != 200:
+            return []
+        try:
+            page, size = int(self.params.get("page", 1)), int(self.params.get("pagesize", 30))
+        except ValueError:
+            return []
+        offset = (page - 1) * size
+        return [(f"stackoverflow:q{i}", offset + n) for n, i in enumerate(self.question_ids, 1)]
 
 
 def _bad(parameter: str) -> ApiError:
@@ -73,37 +83,38 @@ def question_json(post: Post, with_body: bool) -> dict[str, Any]:
     item: dict[str, Any] = {
         "tags": list(post.tags),
         "owner": post.asker.to_json(),
-        "is_answered": True,
+        "is_answered": post.is_answered,
         "view_count": post.view_count,
-        "accepted_answer_id": post.answer_id,
-        "answer_count": 1,
+        "answer_count": post.answer_count,
         "score": post.question_score,
-        "last_activity_date": post.answered,
+        "last_activity_date": post.last_activity,
         "creation_date": post.created,
         "question_id": post.question_id,
         "content_license": CONTENT_LICENSE,
         "link": post.link,
         "title": escape_title(post.title),
     }
+    if post.answer_id is not None:  # the API leaves the key out when none is accepted
+        item["accepted_answer_id"] = post.answer_id
     if with_body:
         item["body"] = post.body_html
     return item
 
 
-def answer_json(post: Post, with_body: bool) -> dict[str, Any]:
-    """The post's accepted answer in the shape `/questions/{ids}/answers` returns it."""
+def answer_json(post: Post, reply: Reply, with_body: bool) -> dict[str, Any]:
+    """One answer in the shape `/questions/{ids}/answers` returns it."""
     item: dict[str, Any] = {
-        "owner": post.answerer.to_json(),
-        "is_accepted": True,
-        "score": post.answer_score,
-        "last_activity_date": post.answered,
-        "creation_date": post.answered,
-        "answer_id": post.answer_id,
+        "owner": reply.owner.to_json(),
+        "is_accepted": reply.accepted,
+        "score": reply.score,
+        "last_activity_date": reply.created,
+        "creation_date": reply.created,
+        "answer_id": reply.answer_id,
         "question_id": post.question_id,
         "content_license": CONTENT_LICENSE,
     }
     if with_body:
-        item["body"] = post.answer_html
+        item["body"] = reply.body_html
     return item
 
 
@@ -148,21 +159,48 @@ def _ids(raw: str) -> list[int]:
 
 
 class StackExchangeLoopback:
-    """The API's state: corpus, remaining quota, request log; `app` is the ASGI app."""
+    """The API's state: corpus, throttles, request log; `app` is the ASGI app.
 
-    def __init__(self, corpus: Corpus, *, quota_max: int = DEFAULT_QUOTA) -> None:
+    `backoff_every`: every Nth response of a method carries `backoff: backoff_seconds`,
+    which the next call to that method must honour (see `stackexchange_limits`).
+    """
+
+    def __init__(
+        self,
+        corpus: Corpus,
+        *,
+        quota_max: int = DEFAULT_QUOTA,
+        backoff_every: int = 0,
+        backoff_seconds: int = 2,
+        max_per_second: int = MAX_PER_SECOND,
+    ) -> None:
         self.corpus = corpus
-        self.quota_max = quota_max
-        self.quota_remaining = quota_max
+        self.limits = Limits(
+            quota_max=quota_max,
+            backoff_every=backoff_every,
+            backoff_seconds=backoff_seconds,
+            max_per_second=max_per_second,
+        )
         self.requests: list[LoggedRequest] = []
         self._lock = threading.Lock()
         routes = [
-            Route(API_PREFIX + "/search/advanced", self._endpoint(self._search)),
-            Route(API_PREFIX + "/similar", self._endpoint(self._similar)),
-            Route(API_PREFIX + "/questions/{ids}", self._endpoint(self._questions)),
-            Route(API_PREFIX + "/questions/{ids}/answers", self._endpoint(self._answers)),
+            Route(API_PREFIX + "/search/advanced", self._endpoint("search/advanced", self._search)),
+            Route(API_PREFIX + "/similar", self._endpoint("similar", self._similar)),
+            Route(API_PREFIX + "/questions/{ids}", self._endpoint("questions", self._questions)),
+            Route(
+                API_PREFIX + "/questions/{ids}/answers",
+                self._endpoint("questions/answers", self._answers),
+            ),
         ]
         self.app = Starlette(routes=routes, exception_handlers={404: self._no_method})
+
+    @property
+    def quota_max(self) -> int:
+        return self.limits.quota_max
+
+    @property
+    def quota_remaining(self) -> int:
+        return self.limits.quota_remaining
 
     def requests_since(self, start: int) -> list[LoggedRequest]:
         with self._lock:
@@ -170,13 +208,13 @@ class StackExchangeLoopback:
 
     # -- plumbing ------------------------------------------------------------------------
 
-    def _endpoint(self, method: Any) -> Any:
+    def _endpoint(self, name: str, method: Any) -> Any:
         async def handle(request: Request) -> Response:
             params = dict(request.query_params)
             path = request.url.path.removeprefix(API_PREFIX)
             try:
                 self._check_site(params)
-                self._spend()
+                remaining = self.limits.admit(name)
                 posts, has_more, items = method(params, request.path_params)
             except ApiError as exc:
                 return self._error(path, params, exc)
@@ -184,13 +222,11 @@ class StackExchangeLoopback:
                 self.requests.append(
                     LoggedRequest(path, params, 200, tuple(p.question_id for p in posts))
                 )
-                remaining = self.quota_remaining
-            wrapper = {
-                "items": items,
-                "has_more": has_more,
-                "quota_max": self.quota_max,
-                "quota_remaining": remaining,
-            }
+            wrapper: dict[str, Any] = {"items": items, "has_more": has_more}
+            backoff = self.limits.backoff_for(name)
+            if backoff is not None:
+                wrapper["backoff"] = backoff
+            wrapper |= {"quota_max": self.quota_max, "quota_remaining": remaining}
             return JSONResponse(wrapper)
 
         return handle
@@ -201,19 +237,6 @@ class StackExchangeLoopback:
             raise ApiError(400, "bad_parameter", "site is required")
         if site.lower() not in SITES:
             raise ApiError(400, "bad_parameter", f"No site found for name `{site}`")
-
-    def _spend(self) -> None:
-        with self._lock:
-            if self.quota_remaining <= 0:
-                now = datetime.now(UTC)
-                midnight = datetime(now.year, now.month, now.day, tzinfo=UTC) + timedelta(1)
-                seconds = int((midnight - now).total_seconds()) + 1
-                raise ApiError(
-                    502,
-                    "throttle_violation",
-                    f"too many requests from this IP, more requests available in {seconds} seconds",
-                )
-            self.quota_remaining -= 1
 
     def _error(self, path: str, params: dict[str, str], exc: ApiError) -> Response:
         with self._lock:
@@ -228,15 +251,17 @@ class StackExchangeLoopback:
 
     # -- methods -------------------------------------------------------------------------
 
-    def _page(
-        self, params: dict[str, str], posts: list[Post], item: Any
-    ) -> tuple[list[Post], bool, list[dict[str, Any]]]:
+    @staticmethod
+    def _page(params: dict[str, str], found: list[Any]) -> tuple[list[Any], bool]:
         page = _int(params, "page", 1, 1, 10**6)
         size = _int(params, "pagesize", 30, 0, MAX_PAGESIZE)
-        with_body = _with_body(params)
         start = (page - 1) * size
-        shown = posts[start : start + size]
-        return shown, start + size < len(posts), [item(p, with_body) for p in shown]
+        return found[start : start + size], start + size < len(found)
+
+    def _questions_page(self, params: dict[str, str], posts: list[Post]) -> Any:
+        with_body = _with_body(params)
+        shown, has_more = self._page(params, posts)
+        return shown, has_more, [question_json(p, with_body) for p in shown]
 
     @staticmethod
     def _sorted(params: dict[str, str], posts: list[Post], sorts: Sequence[str]) -> list[Post]:
@@ -244,47 +269,68 @@ class StackExchangeLoopback:
         sort = _choice(params, "sort", sorts, "activity")
         order = _choice(params, "order", ("desc", "asc"), "desc")
         if sort != "relevance":
-            field = {"activity": "answered", "creation": "created", "votes": "question_score"}
+            field = {"activity": "last_activity", "creation": "created", "votes": "question_score"}
             posts = sorted(
                 posts, key=lambda p: (getattr(p, field[sort]), p.question_id), reverse=True
             )
         return posts[::-1] if order == "asc" else posts
 
     def _search(self, params: dict[str, str], _: dict[str, Any]) -> Any:
-        if _int(params, "answers", 0, 0, 10**6) > 1 or params.get("accepted") == "False":
-            found: list[Post] = []  # every post has exactly one answer, accepted
-        else:
-            found = self.corpus.search(
-                Query.parse(params.get("q", "")),
-                tagged=_tags(params, "tagged"),
-                title=params.get("title", ""),
-            )
-            hidden = set(_tags(params, "nottagged"))
-            found = [p for p in found if not hidden & set(p.tags)]
-        return self._page(params, self._sorted(params, found, SEARCH_SORTS), question_json)
+        least = _int(params, "answers", 0, 0, 10**6)
+        accepted = params.get("accepted", "").lower()
+        found = self.corpus.search(
+            Query.parse(params.get("q", "")),
+            tagged=_tags(params, "tagged"),
+            title=params.get("title", ""),
+        )
+        hidden = set(_tags(params, "nottagged"))
+        found = [
+            p
+            for p in found
+            if not hidden & set(p.tags)
+            and p.answer_count >= least
+            and (accepted not in ("true", "false") or p.has_accepted == (accepted == "true"))
+        ]
+        return self._questions_page(params, self._sorted(params, found, SEARCH_SORTS))
 
     def _similar(self, params: dict[str, str], _: dict[str, Any]) -> Any:
         title = params.get("title", "")
         if not title.strip():
             raise _bad("title")
         found = self.corpus.similar(title, tagged=_tags(params, "tagged"))
-        return self._page(params, self._sorted(params, found, SEARCH_SORTS), question_json)
+        hidden = set(_tags(params, "nottagged"))
+        found = [p for p in found if not hidden & set(p.tags)]
+        return self._questions_page(params, self._sorted(params, found, SEARCH_SORTS))
+
+    def _posts(self, params: dict[str, str], path: dict[str, Any]) -> list[Post]:
+        found = [self.corpus.by_id[i] for i in _ids(path["ids"]) if i in self.corpus.by_id]
+        return self._sorted(params, list(dict.fromkeys(found)), LIST_SORTS)
 
     def _questions(self, params: dict[str, str], path: dict[str, Any]) -> Any:
-        found = [self.corpus.by_id[i] for i in _ids(path["ids"]) if i in self.corpus.by_id]
-        found = self._sorted(params, list(dict.fromkeys(found)), LIST_SORTS)
-        return self._page(params, found, question_json)
+        return self._questions_page(params, self._posts(params, path))
 
     def _answers(self, params: dict[str, str], path: dict[str, Any]) -> Any:
-        found = [self.corpus.by_id[i] for i in _ids(path["ids"]) if i in self.corpus.by_id]
-        found = self._sorted(params, list(dict.fromkeys(found)), LIST_SORTS)
-        return self._page(params, found, answer_json)
+        """Every answer of the posts, sorted across them as the API sorts answers."""
+        replies = [(post, reply) for post in self._posts(params, path) for reply in post.answers]
+        sort = _choice(params, "sort", LIST_SORTS, "activity")
+        key = {"activity": "created", "creation": "created", "votes": "score"}[sort]
+        replies.sort(key=lambda pr: (getattr(pr[1], key), pr[1].answer_id), reverse=True)
+        if _choice(params, "order", ("desc", "asc"), "desc") == "asc":
+            replies.reverse()
+        shown, has_more = self._page(params, replies)
+        with_body = _with_body(params)
+        items = [answer_json(post, reply, with_body) for post, reply in shown]
+        return [post for post, _ in shown], has_more, items
+
+
+class Served(Protocol):
+    """Anything with an ASGI `app` to serve."""
+
+    app: Any
 
 
 @contextmanager
-def serve_loopback(
-    loopback: StackExchangeLoopback, *, host: str = "127.0.0.1", port: int = 0
-) -> Iterator[str]:
+def serve_loopback(loopback: Served, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
     """Run `loopback` with uvicorn in a background thread; yields the API's base URL."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -115,6 +115,24 @@ def guess_tags(text: str, limit: int = MAX_TAGS) -> list[str]:
     return tags[:limit]
 
 
+# A dash that starts a word is the site search's "exclude this word": `-O2` in a question
+# means the flag, so the dash goes (the word stays required).
+_EXCLUDE_MARK = re.compile(r"(?<!\S)-+(?=\S)")
+# The site search's `name:value` operators (https://stackoverflow.com/help/searching):
+# "is:answer" in a question is words, so the colon goes.
+_SITE_OPERATOR = re.compile(
+    r"(?<!\S)(title|body|is|score|answers|hasaccepted|isaccepted|views|user|created|"
+    r"lastactive|closed|duplicate|migrated|locked|wiki|url|code|inquestion|infavorites|"
+    r"hasnotice|collective):(?=\S)",
+    re.IGNORECASE,
+)
+
+
+def plain_words(text: str) -> str:
+    """`text` with nothing the site search would read as an operator."""
+    return _SITE_OPERATOR.sub(r"\1 ", _EXCLUDE_MARK.sub("", text))
+
+
 def without_tag_words(query: str, tags: list[str]) -> str:
     """`query` without the technology words `tags` already carry ("pandas NaT NaN" tagged
     pandas → "NaT NaN"): the API requires every word of `q`, and a post tagged [pandas]

@@ -3,11 +3,15 @@
 The search API matches every term of `q`, so a whole natural-language question, code and
 all, finds nothing. A search is therefore:
 - `/search/advanced` with a short title-like `q` (the title line or its core terms, at most
-  12 words; an error line as a quoted phrase), limited to the tags of the technologies the
-  question names;
+  12 words; an error line as a quoted phrase), tagged with the technologies the question
+  names — as a preference: the tags are guesses, and a post tagged otherwise (`.net-core`
+  for `.net`) must not be lost, so a tagged search that finds nothing is made again
+  untagged, the technology words back in `q`;
 - when that finds nothing, `/similar?title=…`, the API's method for natural-language titles;
-- one `/questions/{ids}/answers` for all returned ids, keeping per question the accepted
-  answer, else the top-voted one.
+- `/questions/{ids}/answers` for all returned ids, following `has_more` while an accepted
+  answer is still missing, keeping per question the accepted answer, else the top-voted.
+User text is never a search operator: a leading `-` (exclude), `[tag]`, quotes and
+`name:value` operators (`is:`, `score:`, `title:` …) lose their meaning in `q`.
 A query with Hangul or CJK is not sent (Stack Overflow is English; the pipeline also searches
 the question's English form). Answers are converted from HTML to Markdown (code blocks kept)
 and carry the CC BY-SA licence the API states for the post (`content_license`). Scores are
@@ -15,8 +19,9 @@ the question's terms found in the post (`scoring.term_score`); an accepted answe
 full whatever its votes (most recent ones have few), another answer by its votes.
 
 Throttling follows https://api.stackexchange.com/docs/throttle:
-- a `backoff: N` field in a response → no further call for N seconds (applied once the
-  current search ends: the answers call is a different method, which `backoff` allows);
+- a `backoff: N` field in a response → no further call to **that method** for N seconds,
+  shared by every search of this source, and never more than 30 requests a second
+  (`so_throttle.MethodGate`);
 - `quota_remaining: 0` → no further call until the next UTC midnight (the daily quota's
   reset; it is not documented more precisely);
 - HTTP 400 with `error_id` 502 (`throttle_violation`) → no call for the seconds named in
@@ -58,8 +63,10 @@ from codeweaver.sources.so_format import (
     html_to_markdown,
     iso_date,
     normalise_votes,
+    plain_words,
     without_tag_words,
 )
+from codeweaver.sources.so_throttle import MethodGate
 from codeweaver.vocabulary import Intent, SearchResult
 
 if TYPE_CHECKING:
@@ -78,9 +85,8 @@ MAX_SNIPPET_CHARS = 3000
 # below answers with the same votes.
 QUESTION_ONLY_WEIGHT = 0.5
 
-# A dash that starts a word is the site search's "exclude this word": `-O2` in a question
-# means the flag, so the dash goes (the word stays required).
-_EXCLUDE_MARK = re.compile(r"(?<!\S)-+(?=\S)")
+# Answer pages read beyond the first while an accepted answer is missing.
+MAX_ANSWER_PAGES = 3
 _SECONDS = re.compile(r"(?<!\d)(\d+)\s*seconds?")  # from a run's first digit only: linear
 
 
@@ -113,9 +119,8 @@ def _api_error(response: httpx.Response) -> tuple[int, str, str] | None:
 
 @dataclass
 class _Limits:
-    """What one search's responses said about throttling (searches may run concurrently)."""
+    """What one search's responses said about the quota (searches may run concurrently)."""
 
-    backoff: float = 0.0
     quota: dict[str, Any] | None = None  # the wrapper that used the daily quota up
 
 
@@ -148,6 +153,7 @@ class StackOverflowSource:
     ) -> None:
         self._key = key or None
         self._now = now
+        self._gate = MethodGate(self.name, sleep, clock)
         self._quota: tuple[int, int] | None = None  # (remaining, max) of the last answer
         self.client = SourceHttpClient(
             self.name,
@@ -200,47 +206,73 @@ class StackOverflowSource:
             "filter": "withbody",
         }
         tags = guess_tags(text)
-        if tags:
-            common["tagged"] = ";".join(tags)  # the API's `tagged` means "any of these"
-        # User text is never a search operator: a leading dash loses its meaning.
-        words_q = _EXCLUDE_MARK.sub("", without_tag_words(title_query(text), tags))
-        q = phrase(error) if error else words_q
-        search = {**common, "q": q, "answers": 1}
+        title = plain_words(title_query(text))
+        tagged = {**common, "tagged": ";".join(tags)} if tags else common
+        if error:
+            first = untagged = phrase(error)
+        else:
+            # Tagged, `q` need not repeat the technology's name; untagged, it must.
+            first, untagged = without_tag_words(title, tags), title
+        queries = [(tagged, first)] + ([(common, untagged)] if tags else [])
         limits = _Limits()
         try:
-            questions = await self._questions("/search/advanced", search, pagesize, limits)
+            questions: list[dict[str, Any]] = []
+            for params, q in queries:  # the tags are guesses: untagged before /similar
+                search = {**params, "q": q, "answers": 1}
+                questions = await self._questions("/search/advanced", search, pagesize, limits)
+                if questions:
+                    break
             if not questions:
-                title = cut_words(error or title_query(text), MAX_QUERY_CHARS)
-                similar = {**common, "title": title}
+                # `tagged` on /similar is a preference, so the guesses may stay.
+                similar = {**tagged, "title": cut_words(error or title, MAX_QUERY_CHARS)}
                 questions = await self._questions("/similar", similar, pagesize, limits)
             if not questions:
                 return []
-            answers: dict[int, list[dict[str, Any]]] = {}
-            if limits.quota is None:
-                ids = ";".join(str(q["question_id"]) for q in questions)
-                answer_params = {
-                    "filter": "withbody",
-                    "sort": "votes",
-                    "order": "desc",
-                    "pagesize": MAX_PAGE,
-                }
-                answer_data = await self.client.get_json(
-                    f"/questions/{ids}/answers", self._params(answer_params)
-                )
-                self._read_limits(answer_data, limits)
-                for answer in _items(answer_data):
-                    answers.setdefault(_int(answer.get("question_id"), -1), []).append(answer)
+            answers = await self._answers(questions, limits)
             results = [self._result(q, answers.get(q["question_id"], []), text) for q in questions]
             return sorted(results, key=lambda r: r.get("score") or 0.0, reverse=True)
         finally:
-            backoff, quota = limits.backoff, limits.quota
-            # Backoff first, then the (longer) quota block, so the status names the quota.
-            if backoff > 0:
-                reason = f"the Stack Exchange API asked to back off for {backoff:g}s"
-                logger.info("stackoverflow: %s", reason)
-                self.client.block(backoff, reason)
-            if quota is not None:
-                self._block_for_quota(quota)
+            if limits.quota is not None:
+                self._block_for_quota(limits.quota)
+
+    async def _answers(
+        self, questions: list[dict[str, Any]], limits: _Limits
+    ) -> dict[int, list[dict[str, Any]]]:
+        """Answers by question id: pages in vote order, more while an accepted one is
+        missing and the API has more (none once the quota is gone)."""
+        answers: dict[int, list[dict[str, Any]]] = {}
+        ids = ";".join(str(q["question_id"]) for q in questions)
+        wanted = {
+            q["question_id"]: q["accepted_answer_id"]
+            for q in questions
+            if isinstance(q.get("accepted_answer_id"), int)
+        }
+        for page in range(1, MAX_ANSWER_PAGES + 2):
+            if limits.quota is not None:
+                break
+            params = {
+                "filter": "withbody",
+                "sort": "votes",
+                "order": "desc",
+                "pagesize": MAX_PAGE,
+                "page": page,
+            }
+            data = await self._call("/questions/answers", f"/questions/{ids}/answers", params)
+            self._read_limits(data, limits)
+            for answer in _items(data):
+                answers.setdefault(_int(answer.get("question_id"), -1), []).append(answer)
+            seen = {a.get("answer_id") for listed in answers.values() for a in listed}
+            if not (isinstance(data, dict) and data.get("has_more") is True):
+                break
+            if all(answer_id in seen for answer_id in wanted.values()):
+                break
+        return answers
+
+    async def _call(self, method: str, path: str, params: dict[str, Any]) -> Any:
+        """One call to `method`, after its `backoff` (shared by every search)."""
+        return await self._gate.call(
+            method, lambda: self.client.get_json(path, self._params(params))
+        )
 
     async def _questions(
         self, path: str, params: dict[str, Any], pagesize: int, limits: _Limits
@@ -248,7 +280,7 @@ class StackOverflowSource:
         """The answered questions a search method returns (none once the quota is gone)."""
         if limits.quota is not None:
             return []
-        data = await self.client.get_json(path, self._params(params))
+        data = await self._call(path, path, params)
         self._read_limits(data, limits)
         questions = [q for q in _items(data) if isinstance(q.get("question_id"), int)]
         # `/similar` has no `answers` filter: a question nobody answered cannot help.
@@ -263,15 +295,12 @@ class StackOverflowSource:
         return merged
 
     def _read_limits(self, data: Any, limits: _Limits) -> None:
-        """Note a response's `backoff` (the largest wins), quota left, and quota exhaustion."""
+        """Note the quota left, and its exhaustion."""
         if not isinstance(data, dict):
             return
         remaining, most = data.get("quota_remaining"), data.get("quota_max")
         if isinstance(remaining, int) and isinstance(most, int):
             self._quota = (remaining, most)
-        asked = data.get("backoff")
-        if isinstance(asked, int | float) and not isinstance(asked, bool) and asked > 0:
-            limits.backoff = max(limits.backoff, float(asked))
         if limits.quota is None and remaining == 0:
             limits.quota = data
 

@@ -180,10 +180,20 @@ def test_similar_ranks_the_origin_first_for_its_exact_title(base_url: str) -> No
         title = row["question"].split("\n", 1)[0]
         found = _ids(_get(base_url, "/similar", title=title, sort="relevance"))
         assert found[0] == question_id_of(row["questionId"])
-    # Any shared word counts; a title sharing none finds nothing.
-    loose = _ids(_get(base_url, "/similar", title="number of zeros", sort="relevance"))
-    assert set(loose) >= {question_id_of(RUST_BINARY)}
+    # Two shared words relate titles; one ("zeros") does not, nor none.
+    two = _ids(_get(base_url, "/similar", title="binary zeros", sort="relevance"))
+    assert set(two) >= {question_id_of(RUST_BINARY)}
+    one = _ids(_get(base_url, "/similar", title="number of zeros", sort="relevance"))
+    assert question_id_of(RUST_BINARY) not in one
     assert _ids(_get(base_url, "/similar", title="kubernetes ingress", sort="relevance")) == []
+
+
+def test_similar_prefers_tagged_posts_but_never_drops_the_others(base_url: str) -> None:
+    title = "print integer binary leading zeros"
+    untagged = _ids(_get(base_url, "/similar", title=title, sort="relevance"))
+    # A tag the origin lacks: the origin is still listed (preference, not filter).
+    tagged = _ids(_get(base_url, "/similar", title=title, tagged="python", sort="relevance"))
+    assert question_id_of(RUST_BINARY) in untagged and set(untagged) == set(tagged)
 
 
 def test_similar_needs_a_title(base_url: str) -> None:
@@ -310,10 +320,13 @@ async def test_a_flag_in_the_question_does_not_exclude_its_post(tmp_path: Path) 
             )
         finally:
             await source.aclose()
-    first = loopback.requests[0]
-    assert first.path == "/search/advanced"
-    assert not any(word.startswith("-") for word in first.params["q"].split()), first.params
-    assert first.question_ids == (post.question_id,)  # found by the search, not /similar
+    searches = [r for r in loopback.requests if r.path == "/search/advanced"]
+    assert [r.path for r in loopback.requests][: len(searches)] == ["/search/advanced"] * len(
+        searches
+    )
+    for search in searches:
+        assert not any(word.startswith("-") for word in search.params["q"].split()), search
+    assert searches[-1].question_ids == (post.question_id,)  # found by the search
     assert results and results[0]["url"].startswith(
         f"https://stackoverflow.com/questions/{post.question_id}/"
     )

@@ -283,7 +283,11 @@ async def test_similar_titles_answer_when_the_search_finds_nothing(
     assert params["title"] == "read large file line Python without loading"  # a title: whole
     assert params["tagged"] == "python" and params["sort"] == "relevance"
     assert "q" not in params
-    assert search_route.call_count == 1 and answers_route.call_count == 1
+    # The guessed tag is tried, then dropped (the technology's word back in `q`).
+    tagged, untagged = (call.request.url.params for call in search_route.calls)
+    assert tagged["tagged"] == "python" and "python" not in tagged["q"].lower().split()
+    assert "tagged" not in untagged and "Python" in untagged["q"].split()
+    assert search_route.call_count == 2 and answers_route.call_count == 1
     assert {r["reference"] for r in results} >= {"stackoverflow:q8009882/a8010133"}
 
 
@@ -356,8 +360,8 @@ async def test_blank_query_makes_no_call(
 # -- throttles, backoff and quota ---------------------------------------------------------
 
 
-async def test_backoff_field_blocks_the_next_search(
-    api: respx.MockRouter, source: StackOverflowSource, clock: FakeClock
+async def test_backoff_makes_the_next_call_of_that_method_wait(
+    api: respx.MockRouter, source: StackOverflowSource, clock: FakeClock, sleeps: list[float]
 ) -> None:
     search = load("search_advanced.json")
     search["backoff"] = 10
@@ -365,17 +369,33 @@ async def test_backoff_field_blocks_the_next_search(
 
     first = await source.search(QUESTION, "learning", 3)
 
-    assert len(first) == 3  # the answers call is another method: allowed during backoff
-    assert source.status().state == "skipped"
-    assert "back off for 10s" in source.status().reason
-    with pytest.raises(SourceUnavailable, match="back off"):
-        await source.search(QUESTION, "learning", 3)
-    assert (search_route.call_count, answers_route.call_count) == (1, 1)
-
-    clock.now += 11
+    assert len(first) == 3 and sleeps == []  # answers are another method: no wait
     assert source.status().state == "ready"
     await source.search(QUESTION, "learning", 3)
-    assert search_route.call_count == 2
+    assert sleeps == [10.0]  # the search method waited its backoff out, then was called
+    assert (search_route.call_count, answers_route.call_count) == (2, 2)
+
+    clock.now += 11  # the second response asked for 10 s again, from its arrival
+    await source.search(QUESTION, "learning", 3)
+    assert sleeps == [10.0] and search_route.call_count == 3
+
+
+async def test_a_backoff_longer_than_a_search_may_wait_skips_it(
+    api: respx.MockRouter, source: StackOverflowSource, clock: FakeClock, sleeps: list[float]
+) -> None:
+    search = load("search_advanced.json")
+    search["backoff"] = 60
+    search_route, _ = mock_success(api, search=search)
+    await source.search(QUESTION, "learning", 3)
+
+    with pytest.raises(SourceError, match="back off /search/advanced") as caught:
+        await source.search(QUESTION, "learning", 3)
+
+    assert caught.value.kind == "throttled" and sleeps == []
+    assert search_route.call_count == 1  # nothing sent during the backoff
+    clock.now += 55  # five seconds left: waited out
+    await source.search(QUESTION, "learning", 3)
+    assert sleeps == [5.0] and search_route.call_count == 2
 
 
 async def test_throttle_violation_blocks_for_the_seconds_in_the_message(
