@@ -240,9 +240,9 @@ def eval_answers(
         load_answer_cases,
         read_done,
         select_cases,
-        summarise,
         with_origins,
     )
+    from codeweaver.evaluation.answers_summary import summarise
     from codeweaver.evaluation.datasets import DatasetError
     from codeweaver.evaluation.stackexchange_corpus import Corpus, CorpusError
     from codeweaver.evaluation.stackexchange_distractors import Distractors, load_distractors

@@ -23,8 +23,8 @@ from codeweaver.evaluation.answers_eval import (
     load_answer_cases,
     read_done,
     select_cases,
-    summarise,
 )
+from codeweaver.evaluation.answers_summary import summarise
 from codeweaver.evaluation.datasets import DatasetError
 from codeweaver.llm.scripted import ScriptedChatModel, echo_model
 from codeweaver.llm.usage import UsageMeter

@@ -21,11 +21,11 @@ from codeweaver.evaluation.answers_eval import (
     is_post,
     load_answer_cases,
     origin_checks,
-    summarise,
     with_origins,
 )
+from codeweaver.evaluation.answers_summary import summarise
 from codeweaver.evaluation.stackexchange_corpus import question_id_of
-from codeweaver.evaluation.stackexchange_loopback import StackExchangeLoopback
+from codeweaver.evaluation.stackexchange_loopback import LoggedRequest, StackExchangeLoopback
 from codeweaver.llm import registry
 from codeweaver.llm.scripted import echo_model
 from codeweaver.llm.usage import UsageMeter
@@ -225,3 +225,26 @@ def test_korean_questions_need_the_stackeval_corpus(env: None, tmp_path: Path) -
     args = ["eval", "answers", "--file", str(korean), "--model", "scripted:echo"]
     result = CliRunner().invoke(app, [*args, "--stackexchange-loopback", "--ask", "korean"])
     assert result.exit_code == 2 and "--loopback-corpus" in result.output
+
+
+def test_a_place_counts_the_pages_before_it_and_only_searches_rank() -> None:
+    second_page = LoggedRequest("/similar", {"page": "2", "pagesize": "3"}, 200, (5, 6))
+    assert second_page.ranks() == [("stackoverflow:q5", 4), ("stackoverflow:q6", 5)]
+    assert LoggedRequest("/questions/5;6/answers", {}, 200, (5, 6)).ranks() == []
+    assert LoggedRequest("/search/advanced", {}, 400).ranks() == []
+
+
+async def test_the_origin_place_is_its_best_over_the_searches_and_its_median_is_reported() -> None:
+    places = {"how?": [(f"stackoverflow:q{ORIGIN}", 3), ("stackoverflow:q9", 1)], "why?": []}
+    cases = [AnswerCase(q, q, "x", origin=ORIGIN) for q in ("how?", "why?", "what?")]
+
+    async def pipeline(question: str) -> Answered:
+        ranks = places.get(question, [(f"stackoverflow:q{ORIGIN}", 1)])
+        served = tuple(ref for ref, _ in ranks)
+        return Answered("x", source_refs=(), served_refs=served, served_ranks=tuple(ranks))
+
+    rows = await evaluate_answers(cases, {"pipeline": pipeline}, UsageMeter())
+    assert [r["systems"]["pipeline"]["origin_rank"] for r in rows] == [3, None, 1]
+    summary = summarise(rows, ["pipeline"])["systems"]["pipeline"]
+    # Over the questions whose post came back: places 3 and 1.
+    assert (summary["origin_rank_median"], summary["origin_rank_first"]) == (2, 1)
