@@ -106,8 +106,14 @@ def _live_consent(questions: int, budget: int, host: str, yes: bool) -> None:
         f"request budget: {budget}",
         err=True,
     )
-    if not yes and not typer.confirm("Run it?", default=False, err=True):
-        typer.echo("not run: no request was made", err=True)
+    if yes:
+        return
+    try:
+        agreed = typer.confirm("Run it?", default=False, err=True)
+    except typer.Abort:  # no terminal to answer from (stdin closed): no consent
+        agreed = False
+    if not agreed:
+        typer.echo("\nnot run: no request was made (--yes consents without asking)", err=True)
         raise typer.Exit(1)
 
 
