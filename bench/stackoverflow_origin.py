@@ -38,7 +38,7 @@ async def measure(
 ) -> dict[str, dict[str, list[int | None]]]:
     source = StackOverflowSource(base_url=url)
     places: dict[str, dict[str, list[int | None]]] = {
-        mode: {"source": [], "api": []} for mode in ("title", "post")
+        mode: {"source": [], "api": [], "returned": []} for mode in ("title", "post")
     }
     for row in rows:
         own = f"stackoverflow:q{question_id_of(row['questionId'])}"
@@ -50,10 +50,13 @@ async def measure(
             for query in queries:
                 found += await source.search(query, "debugging", limit)
             found.sort(key=lambda r: r.get("score") or 0.0, reverse=True)
-            api = [rank for r in loopback.requests_since(start) for ref, rank in r.ranks()
-                   if ref == own]  # fmt: skip
+            seen = loopback.requests_since(start)
+            api = [rank for r in seen for ref, rank in r.ranks() if ref == own]
+            # How many posts the searches returned: the competition the question met.
+            returned = {i for r in seen if r.ranks() for i in r.question_ids}
             places[mode]["source"].append(_place(found, own))
             places[mode]["api"].append(min(api, default=None))
+            places[mode]["returned"].append(len(returned))
     await source.aclose()
     return places
 
@@ -74,7 +77,9 @@ def run(posts: list[Post], rows: list[dict[str, Any]], limit: int, label: str) -
         print(
             f"  asked as {mode}: own post in the top {limit} for {top}/{len(rows)}; "
             f"median place {_median(found['source'])} among the results, "
-            f"{_median(found['api'])} in the API's ranking"
+            f"{_median(found['api'])} in the API's ranking; "
+            f"posts returned per question: median {_median(found['returned'])}, "
+            f"at least 2 for {sum(1 for n in found['returned'] if (n or 0) >= 2)}"
         )
     print(f"  longest q/title sent: {max(map(len, sent))} characters ({len(sent)} requests)")
 
