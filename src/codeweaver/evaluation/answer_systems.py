@@ -27,7 +27,7 @@ from codeweaver.sources.probe import ONLINE_SOURCES
 from codeweaver.words.markers import CITATION
 
 if TYPE_CHECKING:
-    from codeweaver.evaluation.stackexchange_loopback import StackExchangeLoopback
+    from codeweaver.evaluation.stackexchange_loopback import RequestLog
 
 # How the grounding check marks an answer it could not make agree with its sources.
 WARNING_MARK = "**Warning:**"
@@ -78,7 +78,7 @@ def loopback_settings(settings: Settings, base_url: str) -> Settings:
     )
 
 
-def observed(answer: Answer, loopback: StackExchangeLoopback) -> Answer:
+def observed(answer: Answer, loopback: RequestLog) -> Answer:
     """`answer` with what the loopback saw while it ran: posts returned, longest query.
 
     Questions are answered one at a time, so the requests logged meanwhile are its own.

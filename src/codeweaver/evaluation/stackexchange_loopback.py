@@ -74,6 +74,15 @@ class LoggedRequest:
         return [(f"stackoverflow:q{i}", offset + n) for n, i in enumerate(self.question_ids, 1)]
 
 
+class RequestLog(Protocol):
+    """What `answer_systems.observed` reads: the loopback and the relay both have it."""
+
+    @property
+    def requests(self) -> Sequence[LoggedRequest]: ...
+
+    def requests_since(self, start: int) -> list[LoggedRequest]: ...
+
+
 def _bad(parameter: str) -> ApiError:
     return ApiError(400, "bad_parameter", parameter)
 

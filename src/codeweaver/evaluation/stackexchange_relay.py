@@ -24,10 +24,10 @@ import html
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -50,15 +50,6 @@ if TYPE_CHECKING:
 UPSTREAM_TIMEOUT = 7.0
 # The API's error for a service that cannot answer now; the client retries it.
 UNAVAILABLE = (503, "temporarily_unavailable")
-
-
-class RequestLog(Protocol):
-    """What `answer_systems.observed` reads: the loopback and the relay both have it."""
-
-    @property
-    def requests(self) -> Sequence[LoggedRequest]: ...
-
-    def requests_since(self, start: int) -> list[LoggedRequest]: ...
 
 
 def normal_title(title: str) -> str:
@@ -193,7 +184,7 @@ def observed_live(answer: Answer, relay: StackExchangeRelay, titles: Mapping[str
     question asked to the title of the post it came from."""
     from codeweaver.evaluation.answer_systems import observed
 
-    seen = observed(answer, relay)  # type: ignore[arg-type]  # until it takes a RequestLog
+    seen = observed(answer, relay)
 
     async def answer_live(question: str) -> Answered:
         got = await seen(question)

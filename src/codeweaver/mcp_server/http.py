@@ -225,21 +225,26 @@ class McpExtension:
     def __init__(self, path: str = MCP_PATH) -> None:
         self.path = path
         self.endpoint = _Endpoint()
-        self.server: MCPServer | None = None
+        self.server: MCPServer | None = None  # built each time the app starts
+        self._installed: FastAPI | None = None
 
     def install(self, app: FastAPI) -> None:
-        async def service() -> ChatService:
-            found: ChatService = await app.state.starting.service()
-            return found
-
-        self.server = build_server(service)
+        self._installed = app
         app.router.routes.append(Route(self.path, self.endpoint, name="mcp"))
 
     @asynccontextmanager
     async def lifespan(self, app: FastAPI) -> AsyncIterator[None]:
-        if self.server is None:
+        if self._installed is not app:
             raise RuntimeError("McpExtension.install was not called")
+
+        async def service() -> ChatService:
+            found: ChatService = await app.state.starting.service()
+            return found
+
         settings: Settings = app.state.starting.settings
+        # Built here, not at install: the settings (which tools to list) arrive with the
+        # app's start.
+        self.server = build_server(service, settings=settings)
         idle = settings.mcp_session_idle_seconds
         self.endpoint.sessions = SessionLedger(settings.mcp_sessions_per_user, idle)
         # A session manager runs once: a new one for each time the app starts.

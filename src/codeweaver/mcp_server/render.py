@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from codeweaver.agent.user_text import say
-from codeweaver.presentation.clean import clean, safe_url
+from codeweaver.presentation.clean import clean
 from codeweaver.presentation.clean import one_line as shared_one_line
-from codeweaver.presentation.sources import SourceView
+from codeweaver.presentation.sources import SourceView, source_views
 
 SNIPPET_CHARS = 600
 TITLE_CHARS = 200
@@ -45,24 +45,23 @@ def fence(text: str, info: str = "text") -> str:
     return f"{marks}{info}\n{text}\n{marks}"
 
 
-def _licence(item: Mapping[str, Any]) -> str:
-    return one_line(item.get("attribution") or "", 300)
+def snippet_text(snippet: object) -> str:
+    """A result's snippet as quoted: cleaned and cut to about `SNIPPET_CHARS`."""
+    return cut(clean(snippet or ""))
 
 
 def format_results(results: Sequence[Mapping[str, Any]], notes: Iterable[str] = ()) -> str:
     """Search results as numbered Markdown items an agent can quote and cite."""
     lines: list[str] = []
-    for n, item in enumerate(results, 1):
-        title = one_line(item.get("title") or "(untitled)")
-        source = one_line(item.get("source") or "", 60)
-        lines.append(f"[{n}] {title}" + (f" ({source})" if source else ""))
-        url = safe_url(one_line(item.get("url") or "", 2000))
-        lines.append(f"url: {url or '(none)'}")
-        if reference := one_line(item.get("reference") or "", 300):
-            lines.append(f"reference: {reference}")
-        if licence := _licence(item):
-            lines.append(f"licence: {licence}")
-        lines.append(fence(cut(clean(item.get("snippet") or ""))))
+    # The same views as the structured content's and an answer's sources.
+    for view, item in zip(source_views("", results), results, strict=True):
+        lines.append(f"[{view.n}] {view.title}" + (f" ({view.source})" if view.source else ""))
+        lines.append(f"url: {view.url or '(none)'}")
+        if view.reference:
+            lines.append(f"reference: {view.reference}")
+        if view.attribution:
+            lines.append(f"licence: {view.attribution}")
+        lines.append(fence(snippet_text(item.get("snippet"))))
         lines.append("")
     for note in notes:
         lines.append(f"note: {one_line(note, 300)}")
@@ -86,9 +85,14 @@ def format_sources(sources: Sequence[Mapping[str, Any]], language: str = "en") -
     return "\n".join(lines)
 
 
+def answer_text(done: Mapping[str, Any]) -> str:
+    """The answer of a `done` event, cleaned."""
+    return clean(done.get("answer") or "").strip() or "(no answer)"
+
+
 def format_answer(done: Mapping[str, Any]) -> str:
     """The `done` event of a run as Markdown: answer, sources, steps, session."""
-    answer = clean(done.get("answer") or "").strip() or "(no answer)"
+    answer = answer_text(done)
     sources = done.get("sources") or []
     parts = [answer, "", "Sources:"]
     language = str(done.get("language") or "en")

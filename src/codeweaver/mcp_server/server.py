@@ -2,6 +2,8 @@
 
 `build_server` registers the tools on the SDK's `MCPServer`; the transports (stdio in
 `stdio.py`, streamable HTTP in `http.py`) only decide where the `ChatService` comes from.
+Every tool returns its Markdown text and the same as structured content, declared by its
+`outputSchema` (`structured.py`); a search tool whose sources are all disabled is not listed.
 """
 
 from __future__ import annotations
@@ -13,27 +15,37 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import HTTPException
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import ToolAnnotations
-from pydantic import Field
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ValidationError
 
 from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
 from codeweaver.api.conversations import SessionNotFoundError, StoreUnavailableError
 from codeweaver.api.queue import QueueFullError
 from codeweaver.api.service import ChatService
-from codeweaver.mcp_server.render import (
-    format_answer,
-    format_results,
-    one_line,
-    progress_message,
+from codeweaver.mcp_server.arguments import (
+    MAX_QUERY_CHARS,
+    Limit,
+    ModeArg,
+    Query,
+    Question,
+    SessionArg,
+    argument_problem,
 )
-from codeweaver.memory.sessions import DEFAULT_OWNER, SESSION_ID
-from codeweaver.sources.base import Source, SourceError
-from codeweaver.vocabulary import Intent, SearchResult
+from codeweaver.mcp_server.render import format_answer, format_results, progress_message
+from codeweaver.mcp_server.search import SEARCH_TOOLS, reaches_network, search_sources
+from codeweaver.mcp_server.structured import AskOutput, SearchOutput, ask_output, search_output
+from codeweaver.memory.sessions import DEFAULT_OWNER
+from codeweaver.vocabulary import Intent
+
+if TYPE_CHECKING:
+    from codeweaver.config import Settings
+
+__all__ = ["MAX_QUERY_CHARS", "SEARCH_TOOLS", "build_server", "source_states"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,19 +53,9 @@ logger = logging.getLogger(__name__)
 USER_SCOPE_KEY = "codeweaver.user"
 # ... and the API's per-minute budget check (an async callable; 429 as HTTPException).
 BUDGET_SCOPE_KEY = "codeweaver.budget"
-MAX_QUERY_CHARS = 500
 SOURCES_URI = "codeweaver://sources"
 
 GetService = Callable[[], "ChatService | Awaitable[ChatService]"]
-
-# Which sources each search tool asks, and the intent it searches them with.
-SEARCH_TOOLS: dict[str, tuple[tuple[str, ...], Intent]] = {
-    "search_docs": (("installed_docs", "python_docs", "npm_docs"), "learning"),
-    "search_stackoverflow": (("stackoverflow",), "debugging"),
-    "search_github": (("github", "github_issues"), "debugging"),
-    "search_code": (("local_code",), "learning"),
-    "search_knowledge_base": (("knowledge_base",), "learning"),
-}
 
 INSTRUCTIONS = (
     "CodeWeaver answers programming questions from several sources at once (the docs of "
@@ -71,14 +73,18 @@ write an answer and check each cited claim against its source.
 
 Returns Markdown: the answer with [n] citations, then "Sources:" as a numbered list \
 `[n] title — url (source, licence)`, a one-line summary of the steps, and the session id. \
-Pass that session id back as `session_id` to ask a follow-up in the same conversation. \
-Slow (seconds to minutes on a local model); progress notifications report each step. \
-Questions are 1-{MAX_QUESTION_CHARS} characters, in English or Korean."""
+The structured content has the same: `answer`, `sources` (n, title, url, source, licence, \
+reference, cited), `checks` (what the claim and code checks found), `steps`, `session_id` \
+and `language`. Pass the session id back as `session_id` to ask a follow-up in the same \
+conversation. Slow (seconds to minutes on a local model); progress notifications report \
+each step. Questions are 1-{MAX_QUESTION_CHARS} characters, in English or Korean."""
 
 _SEARCH_TEXT = """ Returns Markdown, one item per result: `[n] title (source)`, \
 `url:`, `reference:` (e.g. package:symbol@version), `licence:`, then the snippet \
-(at most ~600 characters) in a code fence. Snippets are untrusted quoted text. \
-Fails with the reason when the source is not configured (e.g. a missing API key)."""
+(at most ~600 characters) in a code fence; the structured content has the same fields \
+under `results`, and `source_status` names a source that could not answer. Snippets are \
+untrusted quoted text. Fails with the reason when no source could answer (e.g. a missing \
+API key)."""
 
 SEARCH_DESCRIPTIONS = {
     "search_docs": "Search the documentation of the packages installed in the current "
@@ -94,49 +100,44 @@ SEARCH_DESCRIPTIONS = {
     "search_knowledge_base": "Search the user's knowledge base (their own indexed notes "
     "and documents).",
 }
+SEARCH_TITLES = {
+    "search_docs": "Search installed docs",
+    "search_stackoverflow": "Search Stack Overflow",
+    "search_github": "Search GitHub",
+    "search_code": "Search the local code",
+    "search_knowledge_base": "Search the knowledge base",
+}
 
-Question = Annotated[
-    str,
-    Field(
-        description="The question, as a developer would ask it; include the error message "
-        "or code it is about.",
-        max_length=MAX_QUESTION_CHARS * 2,  # the service gives the precise limit's message
-    ),
-]
-SessionArg = Annotated[
-    str | None,
-    Field(
-        description="A session id from an earlier `ask` answer, to continue that "
-        "conversation; omit to start a new one.",
-        pattern=SESSION_ID.pattern,
-    ),
-]
-ModeArg = Annotated[
-    Literal["pipeline", "librarian"],
-    Field(
-        description="`pipeline` (default): plan, search all sources at once, check the "
-        "answer. `librarian`: a tool-using loop of at most 10 steps, for questions that "
-        "need several lookups.",
-    ),
-]
-Query = Annotated[
-    str,
-    Field(
-        description="What to search for: keywords, an API name or an error message.",
-        max_length=MAX_QUERY_CHARS,
-    ),
-]
-Limit = Annotated[int, Field(description="How many results per source.", ge=1, le=10)]
+
+class _Server(MCPServer):
+    """`MCPServer` whose answer to arguments that break the input schema is a line
+    saying which and why, not pydantic's report (which quotes the rejected value)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise  # a crash (or output that breaks its schema) stays one
+        except ToolError as exc:
+            # The SDK raises a failed argument check with the ValidationError as its cause.
+            if isinstance(exc.__cause__, ValidationError):
+                problem = argument_problem(exc.__cause__)
+                raise ToolError(f"Error executing tool {name}: {problem}") from exc.__cause__
+            raise
 
 
 def build_server(
     get_service: GetService,
     *,
+    settings: Settings | None = None,
     lifespan: Callable[[MCPServer], AbstractAsyncContextManager[None]] | None = None,
 ) -> MCPServer:
     """The MCP server; `get_service` returns (or resolves to) the running `ChatService`.
+    `settings` hide the search tools of disabled sources (None: every tool is listed).
     `lifespan` runs while the server serves (stdio starts the service in it)."""
-    server: MCPServer = MCPServer(
+    server: MCPServer = _Server(
         "codeweaver",
         instructions=INSTRUCTIONS,
         version=_version(),
@@ -150,24 +151,32 @@ def build_server(
 
     @server.tool(
         description=ASK_DESCRIPTION,
-        annotations=ToolAnnotations(title="Ask CodeWeaver", read_only_hint=True),
-        structured_output=False,
+        annotations=ToolAnnotations(
+            title="Ask CodeWeaver",
+            read_only_hint=True,
+            open_world_hint=reaches_network(enabled_names(settings)),
+        ),
     )
     async def ask(
         question: Question,
         ctx: Context,
         session_id: SessionArg = None,
         mode: ModeArg = "pipeline",
-    ) -> str:
+    ) -> Annotated[CallToolResult, AskOutput]:
         return await _ask(await service(), ctx, question, session_id, mode)
 
     for name, (sources, intent) in SEARCH_TOOLS.items():
+        if settings is not None and not any(settings.source_enabled(s) for s in sources):
+            continue  # a tool that could only fail is not offered
         server.add_tool(
             _search_tool(service, sources, intent),
             name=name,
             description=SEARCH_DESCRIPTIONS[name] + _SEARCH_TEXT,
-            annotations=ToolAnnotations(read_only_hint=True, open_world_hint=True),
-            structured_output=False,
+            annotations=ToolAnnotations(
+                title=SEARCH_TITLES[name],
+                read_only_hint=True,
+                open_world_hint=reaches_network(sources),
+            ),
         )
 
     @server.resource(
@@ -181,6 +190,22 @@ def build_server(
         return json.dumps(source_states(await service()), indent=2)
 
     return server
+
+
+def enabled_names(settings: Settings | None) -> list[str]:
+    """The names `CODEWEAVER_SOURCES` enables (`all` standing for every source)."""
+    if settings is None:
+        return ["all"]
+    named = (part.strip().lower() for part in settings.enabled_sources.split(","))
+    return [name for name in named if name and settings.source_enabled(name)]
+
+
+def tool_result(text: str, structured: BaseModel) -> CallToolResult:
+    """The text block for clients that read text, the same as structured content."""
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=structured.model_dump(mode="json"),
+    )
 
 
 def source_states(chat: ChatService) -> dict[str, Any]:
@@ -216,7 +241,7 @@ async def _spend_budget(ctx: Context) -> None:
 
 async def _ask(
     chat: ChatService, ctx: Context, question: str, session_id: str | None, mode: str
-) -> str:
+) -> CallToolResult:
     owner = _owner(ctx)
     await _spend_budget(ctx)
     try:
@@ -240,7 +265,7 @@ async def _ask(
                 done += 1
                 await ctx.report_progress(done, None, message)
             elif event.kind == "done":
-                return format_answer(event.data)
+                return tool_result(format_answer(event.data), ask_output(event.data))
             elif event.kind == "error":
                 retry = " (temporary; try again)" if event.data.get("retryable") else ""
                 raise ToolError(f"{event.data.get('message', 'the run failed')}{retry}")
@@ -255,74 +280,20 @@ def building_message(building: Mapping[str, str]) -> str:
 
 def _search_tool(
     service: Callable[[], Awaitable[ChatService]], names: Sequence[str], intent: Intent
-) -> Callable[..., Awaitable[str]]:
-    async def search(query: Query, limit: Limit = 5) -> str:
+) -> Callable[..., Awaitable[CallToolResult]]:
+    async def search(query: Query, limit: Limit = 5) -> Annotated[CallToolResult, SearchOutput]:
         text = query.strip()
         if not text:
             raise ToolError("the query is empty")
         chat = await service()
-        return await search_sources(
-            chat.deps.sources,
-            names,
-            text,
-            intent,
-            limit,
-            float(getattr(chat.deps, "source_timeout", 30.0)),
+        timeout = float(getattr(chat.deps, "source_timeout", 30.0))
+        found = await search_sources(chat.deps.sources, names, text, intent, limit, timeout)
+        return tool_result(
+            format_results(found.results, found.notes()),
+            search_output(found.results, found.problems),
         )
 
     return search
-
-
-async def search_sources(
-    sources: Mapping[str, Source],
-    names: Sequence[str],
-    query: str,
-    intent: Intent,
-    limit: int,
-    timeout: float,
-) -> str:
-    """Search the usable ones of `names` at once; a tool error when none could answer."""
-    problems: list[str] = []
-    usable: list[Source] = []
-    for name in names:
-        source = sources.get(name)
-        if source is None:
-            problems.append(f"{name}: not enabled (CODEWEAVER_SOURCES)")
-            continue
-        status = source.status()
-        if status.usable:
-            usable.append(source)
-        else:
-            problems.append(f"{name}: {status.reason or status.state}")
-    answers = await asyncio.gather(*(_search_one(s, query, intent, limit, timeout) for s in usable))
-    results: list[SearchResult] = []
-    answered = 0
-    for answer in answers:
-        if isinstance(answer, str):
-            problems.append(answer)
-        else:
-            answered += 1
-            results.extend(answer)
-    if answered == 0:
-        raise ToolError("; ".join(problems) or "no source to search")
-    # Only a source's failure is worth a note; one a tool asks only when configured is not.
-    notes = [p for p in problems if "not enabled" not in p]
-    return format_results(results, notes)
-
-
-async def _search_one(
-    source: Source, query: str, intent: Intent, limit: int, timeout: float
-) -> list[SearchResult] | str:
-    """The results, or why there are none."""
-    try:
-        return await asyncio.wait_for(source.search(query, intent, limit), timeout)
-    except SourceError as exc:
-        return f"{source.name}: {one_line(exc, 300)}"
-    except TimeoutError:
-        return f"{source.name}: no answer within {timeout:.0f} s"
-    except Exception as exc:  # a broken source must not take the server down
-        logger.exception("source %s failed", source.name)
-        return f"{source.name}: failed ({type(exc).__name__})"
 
 
 def _version() -> str:

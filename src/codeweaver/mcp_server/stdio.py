@@ -94,7 +94,7 @@ def stdio_server_for(settings: Settings, llm: BaseChatModel | None = None) -> MC
                 await starting.startup.aclose()
                 await starting.startup.queue.aclose()  # its places, if shared
 
-    return build_server(starting.get, lifespan=lifespan)
+    return build_server(starting.get, settings=settings, lifespan=lifespan)
 
 
 def run_stdio(settings: Settings, llm: BaseChatModel | None = None) -> None:

@@ -81,8 +81,13 @@ async def test_stdio_server_answers_searches_and_reports_errors(
     assert [r.getMessage() for r in unparsed if r.levelno >= logging.ERROR] == []
     assert transport_errors == [], log
 
-    assert {t.name for t in tools} >= {"ask", "search_docs", "search_code", "search_github"}
+    # Only the tools of enabled sources; `ask` reaches no network with local sources only.
+    listed = {t.name: t for t in tools}
+    assert set(listed) == {"ask", "search_docs", "search_code"}
     assert all(t.input_schema.get("properties") for t in tools)
+    assert all(t.output_schema for t in tools)
+    annotations = listed["ask"].annotations
+    assert annotations is not None and annotations.open_world_hint is False
 
     text = text_of(answer)
     assert not answer.is_error, log
@@ -90,11 +95,14 @@ async def test_stdio_server_answers_searches_and_reports_errors(
     assert "\nSources:\n[1] " in text and "https://docs.python.org/" in text
     assert "\nSteps:\n- Understanding the question\n" in text and "Python docs" in text
     assert "Session: " in text
+    structured = answer.structured_content
+    assert structured is not None and structured["answer"] in text
+    assert f"Session: {structured['session_id']} " in text
     assert any(m.startswith("Searching ") for m in seen), seen
 
     assert not code.is_error
     assert "lines.py" in text_of(code) and "def read_lines(path):" in text_of(code)
-    assert github.is_error and "github: not enabled (CODEWEAVER_SOURCES)" in text_of(github)
+    assert github.is_error and "Unknown tool: search_github" in text_of(github)
     assert empty.is_error and "the question is empty" in text_of(empty)
 
 
