@@ -28,7 +28,6 @@ from codeweaver.api.conversations import SessionNotFoundError, StoreUnavailableE
 from codeweaver.api.queue import QueueFullError
 from codeweaver.api.service import ChatService
 from codeweaver.mcp_server.arguments import (
-    MAX_QUERY_CHARS,
     Limit,
     ModeArg,
     Query,
@@ -45,7 +44,13 @@ from codeweaver.vocabulary import Intent
 if TYPE_CHECKING:
     from codeweaver.config import Settings
 
-__all__ = ["MAX_QUERY_CHARS", "SEARCH_TOOLS", "build_server", "source_states"]
+__all__ = [
+    "BUDGET_SCOPE_KEY",
+    "SEARCH_TOOLS",  # where the tests and the docs look it up
+    "USER_SCOPE_KEY",
+    "build_server",
+    "source_states",
+]
 
 logger = logging.getLogger(__name__)
 

@@ -174,3 +174,19 @@ async def test_asking_over_http_spends_the_apis_per_minute_budget(tmp_path: Path
     assert third.is_error
     assert "too many requests: the limit is 2 per minute; try again in" in text_of(third)
     assert not searched.is_error  # searches cost no model time and are not counted
+
+
+async def test_http_lists_the_tools_of_the_apps_enabled_sources(tmp_path: Path) -> None:
+    with serve(tmp_path, enabled_sources="installed_docs,local_code") as base:
+        async with Client(f"{base}/mcp") as client:
+            tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+            docs = await client.call_tool("search_docs", {"query": "open a file"})
+    assert set(tools) == {"ask", "search_docs", "search_code"}
+    annotations = tools["ask"].annotations
+    assert annotations is not None and annotations.open_world_hint is False
+    # Structured content over HTTP too, beside the text.
+    assert docs.structured_content is not None and not docs.is_error
+    [first, *_] = docs.structured_content["results"]
+    assert text_of(docs).startswith(
+        f"[1] {first['title']} ({first['source']})\nurl: {first['url']}"
+    )
