@@ -137,3 +137,39 @@ def test_the_llm_command_prints_the_same_text(url: str, reply: str, tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert done.stdout.rstrip("\n") == reply
     _inert(done.stdout)
+
+
+def test_the_official_client_speaks_the_responses_api(url: str, reply: str) -> None:
+    from openai.types.responses import (
+        ResponseCompletedEvent,
+        ResponseReasoningSummaryTextDeltaEvent,
+        ResponseTextDeltaEvent,
+    )
+
+    api = _client(url)
+    response = api.responses.create(model="codeweaver", input=QUESTION)
+    assert [item.type for item in response.output] == ["reasoning", "message"]
+    assert response.output_text == reply
+    stream = api.responses.create(model="codeweaver", input=QUESTION, stream=True)
+    kinds: list[str] = []
+    text, summary, completed = "", "", None
+    for event in stream:
+        kinds.append(event.type)
+        if isinstance(event, ResponseTextDeltaEvent):
+            text += event.delta
+        elif isinstance(event, ResponseReasoningSummaryTextDeltaEvent):
+            summary += event.delta
+        elif isinstance(event, ResponseCompletedEvent):
+            completed = event.response
+    assert text == reply and completed is not None and completed.output_text == reply
+    assert kinds[0] == "response.created" and kinds[-1] == "response.completed"
+    first = kinds.index("response.output_text.delta")
+    assert "response.reasoning_summary_text.delta" in kinds[:first]
+    assert "response.reasoning_summary_text.delta" not in kinds[first:]
+    assert summary.splitlines()[:2] == ["Understanding the question", "Searching knowledge base…"]
+    _inert(summary)
+    # The streamed response is continued by its id.
+    follow_up = api.responses.create(
+        model="codeweaver", input="show me an example", previous_response_id=completed.id
+    )
+    assert follow_up.previous_response_id == completed.id and follow_up.output_text

@@ -33,6 +33,7 @@ from codeweaver.api.conversations import (
 from codeweaver.api.errors import OpenAIGuardErrors, install_error_handlers, json_safe
 from codeweaver.api.health import model_problem, refresh_health, static_health, version
 from codeweaver.api.openai_compat import openai_router
+from codeweaver.api.openai_responses import responses_router
 from codeweaver.api.queue import QueueFullError, open_queue
 from codeweaver.api.rate_limit import RequestLimiter, parse_networks
 from codeweaver.api.schemas import (
@@ -161,6 +162,7 @@ def create_app(
     for extension in extensions:
         extension.install(app)
     app.include_router(openai_router(ping_seconds))
+    app.include_router(responses_router(ping_seconds))
 
     @app.get("/api/health", tags=["service"], responses=_errors(421))
     async def get_health(request: Request) -> dict[str, Any]:

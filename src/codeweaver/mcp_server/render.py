@@ -59,8 +59,8 @@ def format_results(results: Sequence[Mapping[str, Any]], notes: Iterable[str] = 
         lines.append(f"url: {view.url or '(none)'}")
         if view.reference:
             lines.append(f"reference: {view.reference}")
-        if view.attribution:
-            lines.append(f"licence: {view.attribution}")
+        if view.licence:
+            lines.append(f"licence: {view.licence}")
         lines.append(fence(snippet_text(item.get("snippet"))))
         lines.append("")
     for note in notes:

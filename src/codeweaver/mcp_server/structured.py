@@ -47,7 +47,7 @@ class SourceItem(_Strict):
             "url": view.url,
             "source": view.source,
             "label": view.label,
-            "licence": view.attribution,
+            "licence": view.licence,
             "reference": view.reference,
         }
 

@@ -34,6 +34,12 @@ class SourceView:
     reference: str
     cited: bool
 
+    @property
+    def licence(self) -> str:
+        """The attribution without a leading "licence:" label (some sources add one)."""
+        text = self.attribution
+        return text[len("licence:") :].strip() if text.lower().startswith("licence:") else text
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -69,6 +69,15 @@ def test_results_are_numbered_with_url_reference_licence_and_a_fenced_cut_snippe
     assert len(_fences(text)) == 4
 
 
+def test_a_licence_the_source_already_labels_is_labelled_once() -> None:
+    from codeweaver.sources.installed_docs.licence import attribution
+
+    result = {"title": "t", "url": "https://x.org", "snippet": "s", "source": "installed_docs",
+              "attribution": attribution("PSF-2.0")}  # fmt: skip
+    assert "licence: PSF-2.0" in format_results([result], notes=[]).splitlines()
+    assert "licence: licence:" not in format_results([result], notes=[])
+
+
 def test_no_results_says_so() -> None:
     assert format_results([]).startswith("No results.")
 
