@@ -14,11 +14,8 @@ import time
 from pathlib import Path
 
 from codeweaver.evaluation.stackexchange_corpus import Corpus
-from codeweaver.evaluation.stackexchange_loopback import (
-    DEFAULT_QUOTA,
-    StackExchangeLoopback,
-    serve_loopback,
-)
+from codeweaver.evaluation.stackexchange_limits import DEFAULT_QUOTA
+from codeweaver.evaluation.stackexchange_loopback import StackExchangeLoopback, serve_loopback
 
 
 def main() -> None:

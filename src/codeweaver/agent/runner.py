@@ -25,11 +25,13 @@ from codeweaver.agent.citations import cited_first
 from codeweaver.agent.deps import Deps
 from codeweaver.agent.graph import SUBGRAPH_NODES, build_graph
 from codeweaver.agent.input_check import validate_mode, validate_question
+from codeweaver.agent.language import detect_language
 from codeweaver.agent.librarian import build_librarian_graph
 from codeweaver.agent.result import RunEvent, RunResult
 from codeweaver.agent.state import PipelineOutput, is_reset
 from codeweaver.llm.structured import message_text
 from codeweaver.llm.usage import UsageMeter
+from codeweaver.telemetry import answer_callbacks
 
 ANSWER_NODES = frozenset({"generate_answer", "generate_with_history", "librarian_answer"})
 # A node of each graph whose only edge goes to END: a state update made as that node
@@ -110,6 +112,10 @@ class Assistant:
         # nodes calling the model directly alike; the model's own callbacks would also
         # count other runs it serves meanwhile.
         meter = UsageMeter()
+        # Spans of this run (none unless tracing is on): the question's length, not its text.
+        traced = answer_callbacks(
+            question_length=len(question), language=detect_language(question), mode=chosen
+        )
         finished = False
         try:
             # Closed with this generator, so a dropped stream stops the run (and flushes
@@ -117,7 +123,7 @@ class Assistant:
             async with aclosing(
                 graph.astream(
                     payload,
-                    {**config, "callbacks": [meter]},
+                    {**config, "callbacks": [meter, *traced]},
                     stream_mode=["updates", "messages", "values", "custom"],
                     subgraphs=True,
                     # `values` streams every channel unless told the output schema's.

@@ -198,9 +198,20 @@ def ask(
             return
         interactive = _console(stderr=True).is_terminal and not as_json
         deps = _prepare(settings, interactive)
-        asyncio.run(_answer(deps, question, thread, as_json, mode.value))
+        try:
+            asyncio.run(_answer(deps, question, thread, as_json, mode.value))
+        finally:
+            _export_traces()
     except _known_errors() as exc:
         _fail(str(exc))
+
+
+def _export_traces() -> None:
+    # The answer's spans leave now, while the command still owns the process: an exit
+    # hook also sends them, but not when something ends the process with `os._exit`.
+    from codeweaver import telemetry
+
+    telemetry.flush()
 
 
 @app.command()

@@ -20,17 +20,22 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 
 from codeweaver.vocabulary import Usage
 
-__all__ = ["Usage", "UsageMeter"]
+__all__ = ["Usage", "UsageMeter", "reported_tokens"]
 
 
-def _tokens(message: BaseMessage) -> tuple[int, int]:
+def reported_tokens(message: BaseMessage) -> tuple[int, int] | None:
+    """Prompt and completion tokens as the provider reported them, None if it did not."""
     usage = getattr(message, "usage_metadata", None) or {}
     if usage:
         return int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
     legacy = message.response_metadata.get("usage") or message.response_metadata.get("token_usage")
     if isinstance(legacy, dict):
         return int(legacy.get("prompt_tokens", 0)), int(legacy.get("completion_tokens", 0))
-    return 0, 0
+    return None
+
+
+def _tokens(message: BaseMessage) -> tuple[int, int]:
+    return reported_tokens(message) or (0, 0)
 
 
 class UsageMeter(BaseCallbackHandler):

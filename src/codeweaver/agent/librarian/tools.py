@@ -19,6 +19,7 @@ from codeweaver.agent.prompts import librarian as librarian_prompts
 from codeweaver.agent.search_nodes import SEARCH_NODES
 from codeweaver.agent.state import Intent, SearchResult, Step
 from codeweaver.sources.base import Source
+from codeweaver.telemetry import source_span
 
 logger = logging.getLogger(__name__)
 
@@ -120,9 +121,11 @@ class SearchTool:
         act = step(self.name, "act", f"{self.source.name}: {query}", query=query, limit=self.limit)
         announce(state, act)  # shown while the search runs, not only when it returns
         try:
-            found = await asyncio.wait_for(
-                self.source.search(query, SEARCH_INTENT, self.limit), timeout=self.timeout
-            )
+            with source_span(self.source.name, query) as traced:  # a span when tracing is on
+                found = await asyncio.wait_for(
+                    self.source.search(query, SEARCH_INTENT, self.limit), timeout=self.timeout
+                )
+                traced.found(len(found))
         except TimeoutError:
             why = f"{self.source.name} timed out after {self.timeout:g}s"
             return Observation(f"error: {why}", [act, step(self.name, "error", why)])

@@ -29,6 +29,7 @@ from codeweaver.agent.state import (
 )
 from codeweaver.llm.structured import Structured, ainvoke_structured
 from codeweaver.sources.index_files import IndexBuilding
+from codeweaver.telemetry import source_span
 from codeweaver.vocabulary import Intent
 
 logger = logging.getLogger(__name__)
@@ -137,7 +138,10 @@ def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[
         )
         announce(task, act)
         outcomes = await asyncio.gather(
-            *(_bounded(source.search(q, task["intent"], task["limit"])) for q in queries),
+            *(
+                _bounded(source.name, q, source.search(q, task["intent"], task["limit"]))
+                for q in queries
+            ),
             return_exceptions=True,
         )
         found: list[SearchResult] = []
@@ -161,8 +165,13 @@ def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[
         steps.append(step(node, "observe", note, answered=source.name))
         return {"search_results": results, "intermediate_steps": steps}
 
-    async def _bounded(call: Awaitable[list[SearchResult]]) -> list[SearchResult]:
-        return await asyncio.wait_for(call, timeout=deps.source_timeout)
+    async def _bounded(
+        name: str, query: str, call: Awaitable[list[SearchResult]]
+    ) -> list[SearchResult]:
+        with source_span(name, query) as traced:  # a span only when tracing is on
+            results = await asyncio.wait_for(call, timeout=deps.source_timeout)
+            traced.found(len(results))
+            return results
 
     def _failure(name: str, exc: BaseException) -> str:
         if isinstance(exc, TimeoutError):
