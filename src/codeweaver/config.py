@@ -314,15 +314,19 @@ class Settings(BaseSettings):
         default=16,
         ge=1,
         validation_alias=AliasChoices("CODEWEAVER_MCP_SESSIONS"),
-        description="MCP sessions one user (one client address without tokens) may hold "
-        "open at /mcp at once; a new `initialize` beyond them gets 429.",
+        description="MCP requests one user (one client address without tokens) may have "
+        "in flight at /mcp at once, on each replica: a running tool call and an open "
+        "`subscriptions/listen` stream hold one each until they end or the client hangs "
+        "up; a request beyond them gets 429. (/mcp keeps no sessions; the name is kept so "
+        "configurations stay valid.)",
     )
     mcp_session_idle_seconds: float = Field(
         default=300.0,
         gt=0,
         validation_alias=AliasChoices("CODEWEAVER_MCP_IDLE"),
-        description="Seconds an MCP session at /mcp may stay without a request (or an open "
-        "event stream) before it is closed and its place freed.",
+        description="No effect: /mcp serves each request on its own and keeps no sessions "
+        "to close (replicas behind round robin need that); a request's place is freed when "
+        "it ends. Still accepted, so configurations that set it keep loading.",
     )
     langchain_tracing_v2: bool = Field(
         default=False,

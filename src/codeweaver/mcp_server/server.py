@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 from fastapi import HTTPException
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    TextContent,
+    ToolAnnotations,
+)
 from pydantic import BaseModel, ValidationError
 
 from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
@@ -116,7 +124,8 @@ SEARCH_TITLES = {
 
 class _Server(MCPServer):
     """`MCPServer` whose answer to arguments that break the input schema is a line
-    saying which and why, not pydantic's report (which quotes the rejected value)."""
+    saying which and why, not pydantic's report (which quotes the rejected value), and
+    to an unknown prompt the protocol's "invalid params"."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -131,6 +140,19 @@ class _Server(MCPServer):
                 problem = argument_problem(exc.__cause__)
                 raise ToolError(f"Error executing tool {name}: {problem}") from exc.__cause__
             raise
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        context: Context[Any, Any] | None = None,
+    ) -> GetPromptResult | InputRequiredResult:
+        # The SDK answers a name it does not know with JSON-RPC error code 0 (and, on the
+        # 2026 wire, with an internal error and a logged traceback); a wrong name is the
+        # client's mistake, answered as for an unknown resource.
+        if name not in {prompt.name for prompt in await self.list_prompts()}:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt: {name}")
+        return await super().get_prompt(name, arguments, context)
 
 
 def build_server(

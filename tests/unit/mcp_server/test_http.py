@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,7 +14,8 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import TextContent
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, TextContent
 from pydantic import SecretStr
 
 from codeweaver.api.app import create_app
@@ -82,6 +84,14 @@ async def test_the_default_auto_mode_works_too(url: str) -> None:
     assert not result.is_error and "reference: python:doc1@3.11" in text_of(result)
 
 
+def test_no_event_stream_is_offered(url: str) -> None:
+    """Without sessions nothing could ever be sent on the GET stream for server-initiated
+    messages, so it is refused rather than held open."""
+    answer = httpx.get(f"{url}/mcp", headers={"Accept": "text/event-stream"}, timeout=10)
+    assert answer.status_code == 405
+    assert answer.headers["allow"] == "POST"
+
+
 def test_a_foreign_host_name_is_refused(url: str) -> None:
     answer = httpx.post(
         f"{url}/mcp", json=INITIALIZE, headers={**HEADERS, "Host": "attacker.example"}
@@ -122,19 +132,33 @@ async def test_tokens_guard_mcp_like_the_api(tmp_path: Path) -> None:
         assert [s["id"] for s in mine] == [session]
         assert theirs == []
 
-        # An MCP session opened with alice's token is not served to another token.
+        # No MCP session is kept that another token could take over: each request is
+        # served as the user of the token it carries...
         opened = httpx.post(f"{url}/mcp", json=INITIALIZE, headers={**HEADERS, **bearer})
-        assert opened.status_code == 200
-        ids = {
-            "mcp-session-id": opened.headers["mcp-session-id"],
-            "mcp-protocol-version": "2025-06-18",
+        assert opened.status_code == 200 and "mcp-session-id" not in opened.headers
+        # ... so what alice's requests leave behind, her conversation, answers only her:
+        # another token that names it is told there is none, and alice goes on with it.
+        follow_up = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "ask", "arguments": {"question": QUESTION, "session_id": session}},
         }
-        listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+        version = {"mcp-protocol-version": "2025-06-18"}
         other = {"Authorization": "Bearer s3cret-token"}
-        stolen = httpx.post(f"{url}/mcp", json=listing, headers={**HEADERS, **ids, **other})
-        assert stolen.status_code == 404
-        own = httpx.post(f"{url}/mcp", json=listing, headers={**HEADERS, **ids, **bearer})
-        assert own.status_code == 200 and '"search_docs"' in own.text
+        stolen = call(url, follow_up, {**version, **other})
+        assert stolen["isError"] and f"no session {session}" in stolen["content"][0]["text"]
+        own = call(url, follow_up, {**version, **bearer})
+        assert not own["isError"] and own["structuredContent"]["session_id"] == session
+
+
+def call(url: str, message: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+    """The result of one JSON-RPC request to `/mcp`, read from its event stream."""
+    answer = httpx.post(f"{url}/mcp", json=message, headers={**HEADERS, **headers}, timeout=30)
+    assert answer.status_code == 200, answer.text
+    data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:")]
+    result: dict[str, Any] = json.loads(data[-1])["result"]
+    return result
 
 
 def test_codeweaver_serve_mounts_mcp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -190,3 +214,15 @@ async def test_http_lists_the_tools_of_the_apps_enabled_sources(tmp_path: Path) 
     assert text_of(docs).startswith(
         f"[1] {first['title']} ({first['source']})\nurl: {first['url']}"
     )
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_an_unknown_prompt_is_invalid_params(url: str, mode: str) -> None:
+    """As an unknown resource is: not the SDK's error code 0 (or, on the 2026 wire, an
+    internal error and a logged traceback) for a name the client got wrong."""
+    async with Client(f"{url}/mcp", mode=mode) as client:
+        assert (await client.list_prompts()).prompts == []
+        with pytest.raises(MCPError) as raised:
+            await client.get_prompt("no_such_prompt")
+    assert raised.value.code == INVALID_PARAMS
+    assert "Unknown prompt: no_such_prompt" in str(raised.value)
