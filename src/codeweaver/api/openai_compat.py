@@ -62,7 +62,7 @@ logger = logging.getLogger(__name__)
 SESSION_HEADER = "X-CodeWeaver-Session"
 
 
-def _no_model(model: str) -> OpenAIError:
+def no_such_model(model: str) -> OpenAIError:
     message = f"The model `{model}` does not exist; use one of {', '.join(MODELS)}."
     return OpenAIError(404, message, param="model", code="model_not_found")
 
@@ -80,7 +80,7 @@ def _question(messages: list[ChatMessage]) -> tuple[str, list[PriorTurn]]:
     return question, prior_turns(messages[: users[-1]])
 
 
-async def _admit(
+async def admit_chat(
     chat: ChatService,
     finder: SessionFinder,
     body: ChatCompletionRequest,
@@ -91,7 +91,7 @@ async def _admit(
     derived session is busy from here on (released by the caller when the run ends, or
     here on failure, with a claim made here)."""
     if body.model not in MODELS:
-        raise _no_model(body.model)
+        raise no_such_model(body.model)
     refuse_unsupported(body)
     question, prior = _question(body.messages)
     if header is not None and not SESSION_ID.match(header):
@@ -129,7 +129,7 @@ async def _admit(
     return question, ticket, session_id
 
 
-def _reasoning(event: ServiceEvent) -> str:
+def reasoning_lines(event: ServiceEvent) -> str:
     """One line of reasoning for a progress line or a place in line; "" for the rest."""
     if event.kind == "queue":
         return say("progress_waiting", "en", position=event.data.get("position")) + "\n"
@@ -138,7 +138,7 @@ def _reasoning(event: ServiceEvent) -> str:
     return ""
 
 
-def _pieces(text: str) -> list[str]:
+def answer_pieces(text: str) -> list[str]:
     """`text` in paragraph-sized pieces that concatenate back to it exactly."""
     pieces = [part for part in re.split(r"(?<=\n\n)", text) if part]
     return pieces or [text]
@@ -163,11 +163,11 @@ async def _chunks(
                 yield data(error_event(message, retryable=bool(event.data.get("retryable"))))
                 return
             if event.kind == "done":
-                for piece in _pieces(answer_markdown(event.data)):
+                for piece in answer_pieces(answer_markdown(event.data)):
                     yield data(chunk(ident, created, model, {"content": piece}))
                 usage = openai_usage(event.data)
                 break
-            if line := _reasoning(event):
+            if line := reasoning_lines(event):
                 yield data(chunk(ident, created, model, {"reasoning_content": line}))
     yield data(chunk(ident, created, model, {}, finish_reason="stop"))
     if body.stream_options is not None and body.stream_options.include_usage:
@@ -175,7 +175,7 @@ async def _chunks(
     yield {"data": "[DONE]"}
 
 
-async def _answer(events: AsyncGenerator[ServiceEvent, None]) -> tuple[str, dict[str, int]]:
+async def checked_answer(events: AsyncGenerator[ServiceEvent, None]) -> tuple[str, dict[str, int]]:
     """The whole answer and its sources, and its usage, for a request that does not stream."""
     # Closed explicitly, so the slot is given back as soon as the answer is done.
     async with contextlib.aclosing(events) as run:
@@ -204,7 +204,7 @@ def openai_router(ping_seconds: float = 15.0) -> APIRouter:
     @router.get("/models/{model_id}", responses=error_responses(401, 404, 421))
     async def get_model(model_id: str, _user: User) -> dict[str, Any]:
         if model_id not in MODELS:
-            raise _no_model(model_id)
+            raise no_such_model(model_id)
         return model_card(model_id, created)
 
     @router.post(
@@ -228,14 +228,14 @@ def openai_router(ping_seconds: float = 15.0) -> APIRouter:
         header names it, else it is derived from the messages (see `openai_sessions`);
         the response's `X-CodeWeaver-Session` header says which.
         """
-        question, ticket, session_id = await _admit(chat, finder, body, user, session_header)
+        question, ticket, session_id = await admit_chat(chat, finder, body, user, session_header)
         events = chat.stream(question, ticket, session_id, MODELS[body.model], user)
         if session_header is None:
             events = finder.held(session_id, events)
         headers = {SESSION_HEADER: session_id}
         if body.stream:
             return EventSourceResponse(_chunks(events, body), ping=ping_seconds, headers=headers)
-        content, usage = await _answer(events)
+        content, usage = await checked_answer(events)
         reply = completion(completion_id(), now(), body.model, content, usage)
         return JSONResponse(json_safe(reply), headers=headers)
 

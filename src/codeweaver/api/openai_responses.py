@@ -2,7 +2,7 @@
 clients written against it (the `openai` client's `responses.create`, agents' SDKs, …).
 
 A thin adapter over `openai_compat`: the input becomes Chat Completions messages, which
-the same `_admit` checks and places in a session and in line, the same service call
+the same `admit_chat` checks and places in a session and in line, the same service call
 answers, and the same auth, per-minute limits and queue guard. The output is a
 `reasoning` item whose summary holds the steps in words (the lines Chat Completions
 streams as `reasoning_content`), then a `message` whose `output_text` is the checked
@@ -34,11 +34,11 @@ from sse_starlette import EventSourceResponse
 from codeweaver.api.errors import OpenAIError, json_safe
 from codeweaver.api.openai_compat import (
     SESSION_HEADER,
-    _admit,
-    _answer,
-    _no_model,
-    _pieces,
-    _reasoning,
+    admit_chat,
+    checked_answer,
+    no_such_model,
+    answer_pieces,
+    reasoning_lines,
 )
 from codeweaver.api.openai_responses_schemas import (
     RESPONSE_RESPONSE,
@@ -155,7 +155,7 @@ async def _noting(
     """`events`, with their reasoning lines appended to `lines` as they pass."""
     async with contextlib.aclosing(events) as run:
         async for event in run:
-            if line := _reasoning(event):
+            if line := reasoning_lines(event):
                 lines.append(line)
             yield event
 
@@ -183,7 +183,7 @@ async def _stream(
                 done = event.data if event.kind == "done" else None
                 failure = str(event.data.get("message", "the answer failed"))
                 break
-            if not (line := _reasoning(event)):
+            if not (line := reasoning_lines(event)):
                 continue
             if not reasoning:
                 item = frame.reasoning_item(None, "in_progress")
@@ -207,7 +207,7 @@ async def _stream(
     item = frame.message_item(None, "in_progress")
     yield sse("response.output_item.added", output_index=index, item=item)
     yield sse("response.content_part.added", **where, part=text_part(""))
-    for piece in _pieces(text):
+    for piece in answer_pieces(text):
         yield sse("response.output_text.delta", **where, delta=piece, logprobs=[])
     yield sse("response.output_text.done", **where, text=text, logprobs=[])
     yield sse("response.content_part.done", **where, part=text_part(text))
@@ -245,7 +245,7 @@ def responses_router(ping_seconds: float = 15.0) -> APIRouter:
         `X-CodeWeaver-Session` header says which.
         """
         if body.model not in MODELS:
-            raise _no_model(body.model)
+            raise no_such_model(body.model)
         refuse_unsupported(body)
         messages = input_messages(body)
         if not any(m.role == "user" for m in messages):
@@ -253,7 +253,7 @@ def responses_router(ping_seconds: float = 15.0) -> APIRouter:
         messages, taken, before = await _place(chat, finder, body, messages, user, session_header)
         try:
             request = ChatCompletionRequest(model=body.model, messages=messages)
-            question, ticket, session_id = await _admit(
+            question, ticket, session_id = await admit_chat(
                 chat, finder, request, user, taken or session_header
             )
         except BaseException as exc:
@@ -277,7 +277,7 @@ def responses_router(ping_seconds: float = 15.0) -> APIRouter:
         if body.stream:
             return EventSourceResponse(_stream(events, frame), ping=ping_seconds, headers=headers)
         lines: list[str] = []
-        text, usage = await _answer(_noting(events, lines))
+        text, usage = await checked_answer(_noting(events, lines))
         output = frame.output("".join(lines), text)
         reply = frame.response("completed", output, usage)
         return JSONResponse(json_safe(reply), headers=headers)

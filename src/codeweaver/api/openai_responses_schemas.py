@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from codeweaver.api.errors import OpenAIError
-from codeweaver.api.openai_schemas import _MARKDOWN_ONLY, MODELS, ChatMessage, ContentPart, now
+from codeweaver.api.openai_schemas import MARKDOWN_ONLY, MODELS, ChatMessage, ContentPart, now
 from codeweaver.memory.sessions import SESSION_ID
 
 # Text parts of an input message; a client that sends its earlier `response.output`
@@ -118,15 +118,15 @@ def refuse_unsupported(body: ResponsesRequest) -> None:
         raise OpenAIError(
             400,
             f"Invalid parameter: 'text.format' of type {kind!r} is not supported: "
-            f"{_MARKDOWN_ONLY}; ask for the format in the input instead.",
+            f"{MARKDOWN_ONLY}; ask for the format in the input instead.",
             param="text.format",
             code="unsupported_value",
         )
     if body.tools:
-        message = f"'tools' is not supported: {_MARKDOWN_ONLY} and calls no tools."
+        message = f"'tools' is not supported: {MARKDOWN_ONLY} and calls no tools."
         raise OpenAIError(400, message, param="tools", code="unsupported_parameter")
     if body.tool_choice is not None and body.tool_choice != "none":
-        message = f"'tool_choice' must be 'none' or left out: {_MARKDOWN_ONLY} and calls no tools."
+        message = f"'tool_choice' must be 'none' or left out: {MARKDOWN_ONLY} and calls no tools."
         raise OpenAIError(400, message, param="tool_choice", code="unsupported_value")
     if body.background:
         message = "'background' is not supported: a response is answered while you wait."

@@ -73,7 +73,7 @@ class ChatCompletionRequest(BaseModel):
     function_call: str | dict[str, Any] | None = None  # … and of `tool_choice`
 
 
-_MARKDOWN_ONLY = "CodeWeaver answers in Markdown text"
+MARKDOWN_ONLY = "CodeWeaver answers in Markdown text"
 
 
 def refuse_unsupported(body: ChatCompletionRequest) -> None:
@@ -83,7 +83,7 @@ def refuse_unsupported(body: ChatCompletionRequest) -> None:
         raise OpenAIError(
             400,
             f"Invalid parameter: 'response_format' of type {kind!r} is not supported: "
-            f"{_MARKDOWN_ONLY}; ask for the format in the message instead.",
+            f"{MARKDOWN_ONLY}; ask for the format in the message instead.",
             param="response_format",
             code="unsupported_value",
         )
@@ -91,7 +91,7 @@ def refuse_unsupported(body: ChatCompletionRequest) -> None:
         if value:
             raise OpenAIError(
                 400,
-                f"'{param}' is not supported: {_MARKDOWN_ONLY} and calls no tools.",
+                f"'{param}' is not supported: {MARKDOWN_ONLY} and calls no tools.",
                 param=param,
                 code="unsupported_parameter",
             )
@@ -99,7 +99,7 @@ def refuse_unsupported(body: ChatCompletionRequest) -> None:
         if choice is not None and choice != "none":
             raise OpenAIError(
                 400,
-                f"'{param}' must be 'none' or left out: {_MARKDOWN_ONLY} and calls no tools.",
+                f"'{param}' must be 'none' or left out: {MARKDOWN_ONLY} and calls no tools.",
                 param=param,
                 code="unsupported_value",
             )
