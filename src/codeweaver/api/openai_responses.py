@@ -35,9 +35,9 @@ from codeweaver.api.errors import OpenAIError, json_safe
 from codeweaver.api.openai_compat import (
     SESSION_HEADER,
     admit_chat,
+    answer_pieces,
     checked_answer,
     no_such_model,
-    answer_pieces,
     reasoning_lines,
 )
 from codeweaver.api.openai_responses_schemas import (
