@@ -269,6 +269,34 @@ class Settings(BaseSettings):
         description="Comma-separated host names the server answers for, besides loopback "
         "and the bound address (`*.example.com` allowed).",
     )
+    oauth_issuer: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("CODEWEAVER_OAUTH_ISSUER"),
+        description="Issuer URL of an OAuth 2.1 authorization server whose JWT access "
+        "tokens are accepted beside the static tokens; unset: OAuth off.",
+    )
+    oauth_resource: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("CODEWEAVER_OAUTH_RESOURCE"),
+        description="Public URL of /mcp (e.g. `https://cw.example.com/mcp`), named in the "
+        "protected resource metadata; default: derived from each request.",
+    )
+    oauth_audience: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("CODEWEAVER_OAUTH_AUDIENCE"),
+        description="The `aud` tokens must carry; default: CODEWEAVER_OAUTH_RESOURCE "
+        "(one of the two is required with the issuer).",
+    )
+    oauth_jwks_url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("CODEWEAVER_OAUTH_JWKS_URL"),
+        description="The issuer's signing keys (JWKS); default: its metadata's `jwks_uri`.",
+    )
+    oauth_scopes: str = Field(
+        default="",
+        validation_alias=AliasChoices("CODEWEAVER_OAUTH_SCOPES"),
+        description="Scopes every access token must hold, comma- or space-separated.",
+    )
     trusted_proxies: str = Field(
         default="",
         validation_alias=AliasChoices("CODEWEAVER_TRUSTED_PROXIES"),

@@ -32,6 +32,7 @@ from codeweaver.api.conversations import (
 )
 from codeweaver.api.errors import OpenAIGuardErrors, install_error_handlers, json_safe
 from codeweaver.api.health import model_problem, refresh_health, static_health, version
+from codeweaver.api.oauth import install_oauth
 from codeweaver.api.openai_compat import openai_router
 from codeweaver.api.openai_responses import responses_router
 from codeweaver.api.queue import QueueFullError, open_queue
@@ -140,6 +141,9 @@ def create_app(
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    # Innermost: verifies an identity provider's access token (when configured) for
+    # `TokenTable.authenticate`, after the Host, Origin and size checks.
+    install_oauth(app, tokens.oauth, tokens.is_static)
     # Added innermost first: a request meets the /v1 error shaper, the headers, Host, CORS,
     # Origin, body limit.
     app.add_middleware(BodyLimitMiddleware, limit=settings.api_max_body)

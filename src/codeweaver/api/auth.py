@@ -3,7 +3,8 @@
 With no token configured the server is one person's loopback tool and every request is
 the `default` user. `CODEWEAVER_API_TOKEN` is one token for the `default` user;
 `CODEWEAVER_API_TOKENS` names a file of `user token` lines, one per user. Sessions belong
-to the user who created them.
+to the user who created them. With `CODEWEAVER_OAUTH_ISSUER` set, an identity provider's
+access tokens are accepted beside them, their `sub` the user (`oauth.py`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from typing import TYPE_CHECKING
 
 from fastapi import HTTPException, Request, status
 
+from codeweaver.api.oauth import OAuthConfig, OAuthSettingError, bearer_token, verdict_of
+
 if TYPE_CHECKING:
     from codeweaver.config import Settings
 
@@ -32,7 +35,7 @@ class ExposedWithoutTokenError(ValueError):
 
 
 class TokenFileError(ValueError):
-    """The tokens file cannot be used; the text says where and why."""
+    """The tokens file (or the OAuth settings) cannot be used; the text says where and why."""
 
 
 def is_loopback(host: str) -> bool:
@@ -50,14 +53,16 @@ def _digest(token: str) -> bytes:
 
 @dataclass(frozen=True)
 class TokenTable:
-    """Tokens and the users they stand for; empty means no authentication."""
+    """Tokens and the users they stand for, and the identity provider whose access tokens
+    are accepted too; neither means no authentication."""
 
     users: Mapping[bytes, str]  # sha256(token) -> user name
     shortest: int = 0
+    oauth: OAuthConfig | None = None
 
     @property
     def required(self) -> bool:
-        return bool(self.users)
+        return bool(self.users) or self.oauth is not None
 
     @classmethod
     def from_pairs(cls, pairs: Mapping[str, str]) -> TokenTable:
@@ -80,7 +85,16 @@ class TokenTable:
                         "CODEWEAVER_API_TOKEN"
                     )
                 pairs[token] = user
-        return cls.from_pairs(pairs)
+        try:
+            oauth = OAuthConfig.from_settings(settings)
+        except OAuthSettingError as exc:
+            # Reported like a bad tokens file: one line, at start, before listening.
+            raise TokenFileError(str(exc)) from None
+        table = cls.from_pairs(pairs)
+        return cls(table.users, table.shortest, oauth)
+
+    def is_static(self, token: str) -> bool:
+        return self.user_for(token) is not None
 
     def user_for(self, token: str) -> str | None:
         """The user whose token this is, compared in constant time."""
@@ -95,15 +109,21 @@ class TokenTable:
         """The request's user, or 401 when a token is required and not right."""
         if not self.required:
             return DEFAULT_USER
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        user = self.user_for(given) if scheme.lower() == "bearer" and given else None
-        if user is None:
-            raise HTTPException(
-                status.HTTP_401_UNAUTHORIZED,
-                "missing or wrong bearer token",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        return user
+        given = bearer_token(request)
+        user = self.user_for(given) if given else None
+        if user is not None:
+            return user
+        if self.oauth is not None:
+            # `OAuthMiddleware` has checked a JWT already; no verdict means none was sent.
+            verdict = verdict_of(request)
+            if verdict is not None and verdict.user is not None:
+                return verdict.user
+            raise self.oauth.refusal(request, verdict)
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "missing or wrong bearer token",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
 
 
 def read_token_file(path: Path) -> dict[str, str]:
@@ -141,6 +161,8 @@ def check_binding(host: str, tokens: TokenTable) -> None:
     """Refuse to listen off loopback without tokens, or with guessable ones."""
     if is_loopback(host):
         return
+    if tokens.oauth is not None and not tokens.users:
+        return  # the identity provider's signed tokens cannot be guessed
     if not tokens.required:
         raise ExposedWithoutTokenError(
             f"refusing to listen on {host} without CODEWEAVER_API_TOKEN (or "

@@ -339,23 +339,33 @@ class Served(Protocol):
 
 
 @contextmanager
-def serve_loopback(loopback: Served, *, host: str = "127.0.0.1", port: int = 0) -> Iterator[str]:
-    """Run `loopback` with uvicorn in a background thread; yields the API's base URL."""
+def serve_loopback(
+    loopback: Served,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    lifespan: bool = False,
+    name: str = "stackexchange-loopback",
+) -> Iterator[str]:
+    """Run `loopback` (or any app: the relay) with uvicorn in a background thread; yields
+    the API's base URL. `lifespan`: run the app's startup and shutdown (the relay closes
+    its upstream client there, in the server's own event loop)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))  # port 0: the system picks a free one
     bound = sock.getsockname()[1]
-    config = uvicorn.Config(loopback.app, log_level="warning", access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="stackexchange-loopback", daemon=True
+    config = uvicorn.Config(
+        loopback.app, log_level="warning", access_log=False, lifespan="on" if lifespan else "off"
     )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=name, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
     while not server.started:
         if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
             sock.close()
-            raise RuntimeError("the Stack Exchange loopback server did not start")
+            raise RuntimeError(f"the {name} server did not start")
         time.sleep(0.01)
     try:
         yield f"http://{host}:{bound}{API_PREFIX}"

@@ -21,17 +21,14 @@ question ids returned), so `answer_systems.observed` works on it alike. It also:
 from __future__ import annotations
 
 import html
-import socket
 import threading
-import time
-from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Mapping
+from contextlib import AbstractContextManager, asynccontextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -39,7 +36,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from codeweaver.evaluation.answers_eval import Answer, Answered
-from codeweaver.evaluation.stackexchange_loopback import API_PREFIX, LoggedRequest
+from codeweaver.evaluation.stackexchange_loopback import API_PREFIX, LoggedRequest, serve_loopback
 from codeweaver.sources.stackoverflow import API_BASE, THROTTLE_ERROR_ID
 
 if TYPE_CHECKING:
@@ -203,32 +200,6 @@ def relay_settings(settings: Settings, base_url: str) -> Settings:
     return served.model_copy(update={"stackexchange_key": None})
 
 
-@contextmanager
-def serve_relay(
-    relay: StackExchangeRelay, *, host: str = "127.0.0.1", port: int = 0
-) -> Iterator[str]:
-    """Run `relay` with uvicorn in a background thread; yields the API's base URL."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))  # port 0: the system picks a free one
-    bound = sock.getsockname()[1]
-    # Lifespan on: the upstream client is closed in the server's own event loop.
-    config = uvicorn.Config(relay.app, log_level="warning", access_log=False, lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="stackexchange-relay", daemon=True
-    )
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if not thread.is_alive() or time.monotonic() > deadline:
-            server.should_exit = True
-            sock.close()
-            raise RuntimeError("the Stack Exchange relay did not start")
-        time.sleep(0.01)
-    try:
-        yield f"http://{host}:{bound}{API_PREFIX}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+def serve_relay(relay: StackExchangeRelay) -> AbstractContextManager[str]:
+    """Run `relay` in a background thread; yields its base URL."""
+    return serve_loopback(relay, lifespan=True, name="stackexchange-relay")
