@@ -356,12 +356,13 @@ class Settings(BaseSettings):
         "to close (replicas behind round robin need that); a request's place is freed when "
         "it ends. Still accepted, so configurations that set it keep loading.",
     )
+    # LangSmith's names first; LangChain's older ones are still read (by LangChain too).
     langchain_tracing_v2: bool = Field(
         default=False,
-        validation_alias=AliasChoices("LANGCHAIN_TRACING_V2"),
+        validation_alias=AliasChoices("LANGSMITH_TRACING", "LANGCHAIN_TRACING_V2"),
     )
     langchain_api_key: SecretStr | None = Field(
-        default=None, validation_alias=AliasChoices("LANGCHAIN_API_KEY")
+        default=None, validation_alias=AliasChoices("LANGSMITH_API_KEY", "LANGCHAIN_API_KEY")
     )
 
     @field_validator("model")

@@ -48,6 +48,27 @@ def test_secrets_are_reported_as_set_never_shown(monkeypatch: pytest.MonkeyPatch
     assert "ghp_value" not in repr(settings)
 
 
+@pytest.mark.parametrize(
+    ("tracing", "key"),
+    [("LANGSMITH_TRACING", "LANGSMITH_API_KEY"), ("LANGCHAIN_TRACING_V2", "LANGCHAIN_API_KEY")],
+)
+def test_langsmith_is_read_by_its_current_names_and_the_older_ones(
+    monkeypatch: pytest.MonkeyPatch, tracing: str, key: str
+) -> None:
+    for name in (
+        "LANGSMITH_TRACING",
+        "LANGSMITH_API_KEY",
+        "LANGCHAIN_TRACING_V2",
+        "LANGCHAIN_API_KEY",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(tracing, "true")
+    monkeypatch.setenv(key, "lsv2_value")
+    settings = Settings()
+    assert settings.langchain_tracing_v2 is True
+    assert settings.key_status()["LANGCHAIN_API_KEY"] is True
+
+
 def test_sources_selection() -> None:
     assert Settings().source_enabled("installed_docs")
     chosen = Settings(enabled_sources="github, installed_docs")
