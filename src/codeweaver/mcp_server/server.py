@@ -32,6 +32,7 @@ from mcp_types import (
 from pydantic import BaseModel, ValidationError
 
 from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
+from codeweaver.agent.versions import installed_versions
 from codeweaver.api.conversations import SessionNotFoundError, StoreUnavailableError
 from codeweaver.api.queue import QueueFullError
 from codeweaver.api.service import ChatService
@@ -43,7 +44,10 @@ from codeweaver.mcp_server.arguments import (
     SessionArg,
     argument_problem,
 )
+from codeweaver.mcp_server.project import Project, ProjectArg, docs_sources, project_notes
+from codeweaver.mcp_server.prompts import register_prompts
 from codeweaver.mcp_server.render import format_answer, format_results, progress_message
+from codeweaver.mcp_server.resources import KbFiles, register_resources
 from codeweaver.mcp_server.search import SEARCH_TOOLS, reaches_network, search_sources
 from codeweaver.mcp_server.structured import AskOutput, SearchOutput, ask_output, search_output
 from codeweaver.memory.sessions import DEFAULT_OWNER
@@ -160,10 +164,12 @@ def build_server(
     *,
     settings: Settings | None = None,
     lifespan: Callable[[MCPServer], AbstractAsyncContextManager[None]] | None = None,
+    kb_files: KbFiles | None = None,
 ) -> MCPServer:
     """The MCP server; `get_service` returns (or resolves to) the running `ChatService`.
     `settings` hide the search tools of disabled sources (None: every tool is listed).
-    `lifespan` runs while the server serves (stdio starts the service in it)."""
+    `lifespan` runs while the server serves (stdio starts the service in it). `kb_files`
+    lists the knowledge base's files for its resource (None: the knowledge base's list)."""
     server: MCPServer = _Server(
         "codeweaver",
         instructions=INSTRUCTIONS,
@@ -189,14 +195,15 @@ def build_server(
         ctx: Context,
         session_id: SessionArg = None,
         mode: ModeArg = "pipeline",
+        project: ProjectArg = None,
     ) -> Annotated[CallToolResult, AskOutput]:
-        return await _ask(await service(), ctx, question, session_id, mode)
+        return await _ask(await service(), ctx, question, session_id, mode, project)
 
     for name, (sources, intent) in SEARCH_TOOLS.items():
         if settings is not None and not any(settings.source_enabled(s) for s in sources):
             continue  # a tool that could only fail is not offered
         server.add_tool(
-            _search_tool(service, sources, intent),
+            _search_tool(service, sources, intent, with_project=name == "search_docs"),
             name=name,
             description=SEARCH_DESCRIPTIONS[name] + _SEARCH_TEXT,
             annotations=ToolAnnotations(
@@ -216,6 +223,8 @@ def build_server(
     async def sources_resource() -> str:
         return json.dumps(source_states(await service()), indent=2)
 
+    register_resources(server, service, kb_files)
+    register_prompts(server)
     return server
 
 
@@ -267,7 +276,12 @@ async def _spend_budget(ctx: Context) -> None:
 
 
 async def _ask(
-    chat: ChatService, ctx: Context, question: str, session_id: str | None, mode: str
+    chat: ChatService,
+    ctx: Context,
+    question: str,
+    session_id: str | None,
+    mode: str,
+    project: Project | None = None,
 ) -> CallToolResult:
     owner = _owner(ctx)
     await _spend_budget(ctx)
@@ -292,7 +306,12 @@ async def _ask(
                 done += 1
                 await ctx.report_progress(done, None, message)
             elif event.kind == "done":
-                return tool_result(format_answer(event.data), ask_output(event.data))
+                # The answer is written from the server's docs; `project` only adds notes.
+                versions = installed_versions(chat.deps.sources.values())
+                sources = event.data.get("sources") or []
+                notes = project_notes(project, question, sources, versions)
+                text = format_answer(event.data) + "".join(f"note: {n}\n" for n in notes)
+                return tool_result(text, ask_output(event.data, notes))
             elif event.kind == "error":
                 retry = " (temporary; try again)" if event.data.get("retryable") else ""
                 raise ToolError(f"{event.data.get('message', 'the run failed')}{retry}")
@@ -306,21 +325,46 @@ def building_message(building: Mapping[str, str]) -> str:
 
 
 def _search_tool(
-    service: Callable[[], Awaitable[ChatService]], names: Sequence[str], intent: Intent
+    service: Callable[[], Awaitable[ChatService]],
+    names: Sequence[str],
+    intent: Intent,
+    *,
+    with_project: bool = False,
 ) -> Callable[..., Awaitable[CallToolResult]]:
     async def search(query: Query, limit: Limit = 5) -> Annotated[CallToolResult, SearchOutput]:
-        text = query.strip()
-        if not text:
-            raise ToolError("the query is empty")
-        chat = await service()
-        timeout = float(getattr(chat.deps, "source_timeout", 30.0))
-        found = await search_sources(chat.deps.sources, names, text, intent, limit, timeout)
-        return tool_result(
-            format_results(found.results, found.notes()),
-            search_output(found.results, found.problems),
-        )
+        return await _search(await service(), names, intent, query, limit, None)
 
-    return search
+    async def search_with_project(
+        query: Query, limit: Limit = 5, project: ProjectArg = None
+    ) -> Annotated[CallToolResult, SearchOutput]:
+        return await _search(await service(), names, intent, query, limit, project)
+
+    # The SDK reads a tool's arguments from its signature: only `search_docs` takes `project`.
+    return search_with_project if with_project else search
+
+
+async def _search(
+    chat: ChatService,
+    names: Sequence[str],
+    intent: Intent,
+    query: str,
+    limit: int,
+    project: Project | None,
+) -> CallToolResult:
+    text = query.strip()
+    if not text:
+        raise ToolError("the query is empty")
+    timeout = float(getattr(chat.deps, "source_timeout", 30.0))
+    names = docs_sources(names, project)
+    if not names:
+        raise ToolError("no docs source for the project's language")
+    found = await search_sources(chat.deps.sources, names, text, intent, limit, timeout)
+    versions = installed_versions(chat.deps.sources.values())
+    notes = project_notes(project, text, found.results, versions)
+    return tool_result(
+        format_results(found.results, [*found.notes(), *notes]),
+        search_output(found.results, found.problems, notes),
+    )
 
 
 def _version() -> str:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from codeweaver.mcp_server.render import answer_text, cut, snippet_text
+from codeweaver.mcp_server.uris import resource_uri
 from codeweaver.presentation.clean import one_line
 from codeweaver.presentation.sources import SourceView, source_views
 
@@ -38,6 +39,10 @@ class SourceItem(_Strict):
     label: str = Field(description="What people call the source, e.g. `installed docs`.")
     licence: str = Field(description="Licence and attribution to keep with a quote.")
     reference: str = Field(description="A stable reference, e.g. `package:symbol@version`.")
+    resource: str | None = Field(
+        description="The `codeweaver://` resource to read it whole (an installed API page, "
+        "a knowledge-base file), or null."
+    )
 
     @classmethod
     def fields_of(cls, view: SourceView) -> dict[str, Any]:
@@ -49,6 +54,7 @@ class SourceItem(_Strict):
             "label": view.label,
             "licence": view.licence,
             "reference": view.reference,
+            "resource": resource_uri({"source": view.source, "reference": view.reference}),
         }
 
 
@@ -75,6 +81,11 @@ class SearchOutput(_Strict):
     results: list[SearchItem]
     source_status: list[SourceProblem] = Field(
         description="The sources that could not answer (the others answered); empty when all did."
+    )
+    project_notes: list[str] = Field(
+        default_factory=list,
+        description="Where the server's docs differ from the `project` argument's versions, "
+        "or lack a package it names; empty without `project`.",
     )
 
 
@@ -120,6 +131,11 @@ class AskOutput(_Strict):
     steps: list[str] = Field(description="The steps of the run, in words.")
     session_id: str = Field(description="Pass it back as `session_id` for a follow-up.")
     language: str = Field(description="The answer's language, e.g. `en`, `ko`.")
+    project_notes: list[str] = Field(
+        default_factory=list,
+        description="Where the server's docs differ from the `project` argument's versions, "
+        "or lack a package it names; empty without `project`.",
+    )
 
 
 def search_items(results: Sequence[Mapping[str, Any]]) -> list[SearchItem]:
@@ -132,12 +148,16 @@ def search_items(results: Sequence[Mapping[str, Any]]) -> list[SearchItem]:
 
 
 def search_output(
-    results: Sequence[Mapping[str, Any]], problems: Iterable[SourceProblem] = ()
+    results: Sequence[Mapping[str, Any]],
+    problems: Iterable[SourceProblem] = (),
+    notes: Iterable[str] = (),
 ) -> SearchOutput:
-    return SearchOutput(results=search_items(results), source_status=list(problems))
+    return SearchOutput(
+        results=search_items(results), source_status=list(problems), project_notes=list(notes)
+    )
 
 
-def ask_output(done: Mapping[str, Any]) -> AskOutput:
+def ask_output(done: Mapping[str, Any], notes: Iterable[str] = ()) -> AskOutput:
     """The `done` event of a run as the structured content of `ask`."""
     views = [
         SourceView.from_dict({"n": n, **s}) for n, s in enumerate(done.get("sources") or [], 1)
@@ -156,6 +176,7 @@ def ask_output(done: Mapping[str, Any]) -> AskOutput:
         steps=[one_line(x.get("text", ""), 300) for x in lines],
         session_id=one_line(done.get("session_id", ""), 80),
         language=one_line(done.get("language") or "en", 8),
+        project_notes=list(notes),
     )
 
 

@@ -117,7 +117,10 @@ async def test_ask_structured_content_matches_its_text(tmp_path: Path) -> None:
         {("licence" if key == "attribution" else key): value for key, value in item.items()}
         for item in history[1]["sources"]
     ]
+    # The MCP door adds the resource each source can be read as (an installed API page).
+    resources = [source.pop("resource") for source in content["sources"]]
     assert content["sources"] == api
+    assert resources == [f"codeweaver://docs/python/3.11/doc{n}" for n in (1, 2, 3)]
     assert content["language"] == "en"
     steps_block = text.split("\nSteps:\n", 1)[1].split("\n\n", 1)[0]
     assert content["steps"] == [line.removeprefix("- ") for line in steps_block.splitlines()]

@@ -33,7 +33,7 @@ async def test_tools_have_descriptions_and_input_schemas(tmp_path: Path) -> None
         assert tool.input_schema["type"] == "object"
     ask = tools["ask"].input_schema
     assert ask["required"] == ["question"]
-    assert set(ask["properties"]) == {"question", "session_id", "mode"}
+    assert set(ask["properties"]) == {"question", "session_id", "mode", "project"}
     assert "ctx" not in ask["properties"]
     assert "librarian" in json.dumps(ask["properties"]["mode"])
     assert tools["search_docs"].input_schema["required"] == ["query"]
