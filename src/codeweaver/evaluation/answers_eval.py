@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from codeweaver.agent.language import IN_LANGUAGE, detect_language, is_english, language_share
-from codeweaver.evaluation.datasets import DatasetError, read_jsonl, split_post
+from codeweaver.evaluation.datasets import DatasetError, read_json_array, read_jsonl, split_post
 from codeweaver.evaluation.identifiers import found_in, identifiers
 from codeweaver.llm.usage import UsageMeter
 
@@ -126,12 +126,7 @@ def load_answer_cases(path: Path, ask: str = "post") -> list[AnswerCase]:
     if not path.is_file():
         raise DatasetError(path, "no such file")
     if path.suffix == ".json":
-        try:
-            rows = json.loads(path.read_text(encoding="utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise DatasetError(path, f"not JSON: {exc}") from None
-        if not isinstance(rows, list):
-            raise DatasetError(path, "a CoNaLa file holds a JSON array")
+        rows = read_json_array(path, "a JSON array (a CoNaLa file)")
         cases = []
         for index, row in enumerate(rows):
             if not isinstance(row, dict) or not all(

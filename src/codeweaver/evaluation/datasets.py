@@ -76,6 +76,21 @@ def split_post(question: str) -> tuple[str, str]:
     return title.strip(), body.strip()
 
 
+def read_json_array(path: str | Path, what: str = "a JSON array") -> list[Any]:
+    """A JSON file holding an array (a CoNaLa release); `DatasetError` names `what` it
+    should hold when it is anything else."""
+    p = Path(path)
+    if not p.is_file():
+        raise DatasetError(p, "no such file")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DatasetError(p, f"not JSON: {exc}") from None
+    if not isinstance(data, list):
+        raise DatasetError(p, f"expected {what}")
+    return data
+
+
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line; raise `DatasetError` on bad input."""
     p = Path(path)

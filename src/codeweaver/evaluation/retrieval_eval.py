@@ -13,7 +13,6 @@ that are hits, and the share of all returned results that are hits.
 
 from __future__ import annotations
 
-import json
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from codeweaver.agent.state import SearchResult
-from codeweaver.evaluation.datasets import DatasetError, read_jsonl
+from codeweaver.evaluation.datasets import DatasetError, read_json_array, read_jsonl
 from codeweaver.evaluation.metrics import ratio
 from codeweaver.evaluation.retrieval_names import NameUse, is_hit, merge_uses, snippet_uses
 
@@ -103,11 +102,8 @@ def _rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     with path.open("rb") as handle:
         first = handle.read(64).lstrip()
     if first.startswith(b"["):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8-sig"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise DatasetError(path, f"malformed JSON: {exc}") from exc
-        if not isinstance(data, list) or not all(isinstance(r, dict) for r in data):
+        data = read_json_array(path, "a JSON array of objects")
+        if not all(isinstance(r, dict) for r in data):
             raise DatasetError(path, "expected a JSON array of objects")
         return list(enumerate(data, 1))
     return list(read_jsonl(path))

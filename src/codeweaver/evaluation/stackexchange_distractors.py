@@ -22,13 +22,12 @@ Tags are the set's subject (`ubuntu`, `python`, `langchain`), never guessed from
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from codeweaver.evaluation.datasets import DatasetError, read_jsonl
+from codeweaver.evaluation.datasets import DatasetError, read_json_array, read_jsonl
 from codeweaver.evaluation.stackexchange_corpus import Post, build_post
 
 # Above every id a StackEval row can get (its hex prefix + 1,000,000 < 270,000,000).
@@ -103,13 +102,7 @@ def load_distractors(data_dir: Path) -> Distractors:
                 "askubuntu", _text(row.get("title" + side)), _text(row.get("body" + side)),
                 ("ubuntu",), [],
             )  # fmt: skip
-    path = _file(data_dir, CONALA)
-    try:
-        conala = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DatasetError(path, f"not JSON: {exc}") from None
-    if not isinstance(conala, list):
-        raise DatasetError(path, "a CoNaLa file holds a JSON array")
+    conala = read_json_array(_file(data_dir, CONALA), "a JSON array (a CoNaLa file)")
     snippets: dict[str, list[str]] = {}
     rewrites: list[tuple[str, str]] = []
     for row in conala:
