@@ -463,6 +463,8 @@ def check_delete_asks_first(page: Page, base_url: str, session_id: str) -> None:
     item = page.locator(f'#session-list li[data-session-id="{session_id}"]')
     trash = item.locator(".session-delete")
     expect(trash).to_have_attribute("aria-label", f"Delete the conversation “{QUESTION}”")
+    # The list may still be laying out after the viewport change: measure once it shows.
+    expect(trash).to_be_visible()
     box = trash.bounding_box()
     assert box is not None and box["height"] <= 40 and box["width"] <= 40, box
     before = stored()
