@@ -66,6 +66,14 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("CODEWEAVER_SOURCES"),
         description="Comma-separated source names to use, `all`, or `none`.",
     )
+    source_timeout: float = Field(
+        default=30.0,
+        gt=0,
+        le=600,
+        validation_alias=AliasChoices("CODEWEAVER_SOURCE_TIMEOUT"),
+        description="Seconds one source's whole search may take (its requests, retries and "
+        "waits) before the answer goes on without it.",
+    )
     http_timeout: float = Field(
         default=8.0,
         gt=0,

@@ -49,6 +49,7 @@ def build_deps(
         sources=build_sources(settings),
         cache=build_cache(settings),
         model_name=settings.model,
+        source_timeout=settings.source_timeout,
         code_checker=build_code_checker(settings),
     )
 

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from codeweaver.agent.prompts import answer_messages
 from codeweaver.config import DEFAULT_MODEL, Settings
 from codeweaver.llm.registry import ModelConfigError, ModelRef, create_chat_model
+from codeweaver.llm.scripted import echo_model
 
 
 @pytest.fixture(autouse=True)
@@ -67,6 +68,17 @@ def test_langsmith_is_read_by_its_current_names_and_the_older_ones(
     settings = Settings()
     assert settings.langchain_tracing_v2 is True
     assert settings.key_status()["LANGCHAIN_API_KEY"] is True
+
+
+def test_the_source_timeout_is_a_setting_the_graph_uses(monkeypatch: pytest.MonkeyPatch) -> None:
+    from codeweaver.factory import build_deps
+
+    monkeypatch.setenv("CODEWEAVER_SOURCE_TIMEOUT", "12.5")
+    settings = Settings(enabled_sources="none", cache_enabled=False, code_check=False)
+    assert settings.source_timeout == 12.5
+    assert build_deps(settings, llm=echo_model()).source_timeout == 12.5
+    with pytest.raises(ValidationError):
+        Settings(source_timeout=0)
 
 
 def test_sources_selection() -> None:
