@@ -48,11 +48,11 @@ Server = tuple[str, ScriptedChatModel]
 def serving(
     tmp_path: Path, delay: float = 0.0, source: FakeSource | None = None, **settings: Any
 ) -> Iterator[Server]:
+    settings.setdefault("api_rate_per_minute", 1000)
     deps, llm = make_deps(
         tmp_path,
         dict(echo_model().script),
         sources=[source or FakeSource(results=[doc(1), doc(2)], delay=delay)],
-        api_rate_per_minute=1000,
         **settings,
     )
     deps.source_timeout = 10.0

@@ -18,14 +18,13 @@ import pytest
 from openai.types.responses import Response, ResponseStreamEvent, ResponseTextConfigParam
 from pydantic import TypeAdapter
 
-from codeweaver.api.app import create_app
-from codeweaver.api.background import serve_in_thread
 from codeweaver.api.openai_responses_schemas import response_id
 from codeweaver.api.service import ChatService, ServiceEvent
-from codeweaver.llm.scripted import ScriptedChatModel, echo_model
+from codeweaver.llm.scripted import ScriptedChatModel
 from codeweaver.llm.structured import message_text
 from codeweaver.llm.usage import UsageMeter
-from tests.fakes import FakeSource, doc, make_deps
+from tests.fakes import FakeSource, doc
+from tests.unit.api.test_openai_compat import Server, serving
 
 QUESTION = "How do I read a file line by line in Python?"
 SOURCES_MD = (
@@ -35,7 +34,6 @@ SOURCES_MD = (
 )
 HEADER = "X-CodeWeaver-Session"
 STREAM_EVENT: TypeAdapter[ResponseStreamEvent] = TypeAdapter(ResponseStreamEvent)
-Server = tuple[str, ScriptedChatModel]
 # The order of a stream's events, each run of deltas counted once.
 ORDER = [
     "response.created",
@@ -54,20 +52,6 @@ ORDER = [
     "response.output_item.done",
     "response.completed",
 ]
-
-
-@contextmanager
-def serving(tmp_path: Path, source: FakeSource | None = None, **settings: Any) -> Iterator[Server]:
-    settings.setdefault("api_rate_per_minute", 1000)
-    deps, llm = make_deps(
-        tmp_path,
-        dict(echo_model().script),
-        sources=[source or FakeSource(results=[doc(1), doc(2)])],
-        **settings,
-    )
-    deps.source_timeout = 10.0
-    with serve_in_thread(create_app(deps.settings, deps=deps, ping_seconds=0.2)) as url:
-        yield url, llm
 
 
 @pytest.fixture(scope="module")
