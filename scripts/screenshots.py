@@ -34,8 +34,8 @@ from tests.fakes import FakeSource, make_deps  # noqa: E402
 
 from codeweaver.agent.state import SearchResult  # noqa: E402
 from codeweaver.api.app import create_app  # noqa: E402
-from codeweaver.api.background import serve_in_thread  # noqa: E402
 from codeweaver.ui.gradio_app import mount_gradio  # noqa: E402
+from codeweaver_eval.serving import serve_in_thread  # noqa: E402
 
 CHROMIUM = Path("/usr/bin/chromium")
 OUT = ROOT / "docs" / "screenshots"

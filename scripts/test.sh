@@ -24,8 +24,8 @@ if [ "$mcp_ts/package-lock.json" -nt "$mcp_ts/node_modules/.package-lock.json" ]
   echo "==> installing the TypeScript MCP client's packages (npm ci)"
   npm ci --prefix "$mcp_ts" --no-audit --no-fund >/dev/null
 fi
-.venv/bin/ruff check src tests bench
-.venv/bin/ruff format --check src tests bench
+.venv/bin/ruff check src tests
+.venv/bin/ruff format --check src tests
 .venv/bin/mypy
 .venv/bin/lint-imports --no-cache
 .venv/bin/python -m pytest -q "$@"

@@ -7,6 +7,9 @@ stays fast:
 
     async with open_assistant(build_deps(Settings())) as assistant:
         result = await assistant.ask("How do I read a file line by line in Python?")
+
+A source plugs in with `@register_source(name, SourceInfo(...))` (its MCP tool, its live
+check, its key) and, for a search node of its own, `add_search_node(SearchNode(...))`.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from codeweaver.agent.runner import Assistant, RunEvent, RunResult
+    from codeweaver.agent.search_nodes import SearchNode, add_search_node
     from codeweaver.config import Settings
     from codeweaver.embeddings.base import register_embedder
     from codeweaver.factory import build_deps, open_assistant
     from codeweaver.llm.registry import register_provider
-    from codeweaver.sources.base import register_source
+    from codeweaver.sources.base import McpTool, SourceInfo, register_source
     from codeweaver.vocabulary import Intent, SearchResult
 
 # Each public name and the module that defines it.
@@ -34,16 +38,24 @@ _EXPORTS = {
     "SearchResult": "codeweaver.vocabulary",
     "Intent": "codeweaver.vocabulary",
     "register_source": "codeweaver.sources.base",
+    "SourceInfo": "codeweaver.sources.base",
+    "McpTool": "codeweaver.sources.base",
+    "SearchNode": "codeweaver.agent.search_nodes",
+    "add_search_node": "codeweaver.agent.search_nodes",
     "register_provider": "codeweaver.llm.registry",
     "register_embedder": "codeweaver.embeddings.base",
 }
 __all__ = [
     "Assistant",
     "Intent",
+    "McpTool",
     "RunEvent",
     "RunResult",
+    "SearchNode",
     "SearchResult",
     "Settings",
+    "SourceInfo",
+    "add_search_node",
     "build_deps",
     "open_assistant",
     "register_embedder",

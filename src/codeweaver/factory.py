@@ -1,4 +1,9 @@
-"""Compose the assistant from settings: model, sources, cache and thread store."""
+"""Build what answers from settings: the model, the sources, the cache, the code check.
+
+`build_deps` is the one builder of the dependencies: the service every door opens
+(`api.startup.open_service`) and the LangGraph Server entry (`studio`) use it. The
+Python API's `open_assistant` runs an assistant on them with the service's thread store.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from codeweaver.config import Settings
 from codeweaver.llm.registry import create_chat_model
 from codeweaver.llm.weights import ProgressCallback
 from codeweaver.memory.caches import build_cache
-from codeweaver.memory.checkpoint import sqlite_checkpointer
+from codeweaver.memory.sessions import open_thread_store
 from codeweaver.sources.base import (
     PhaseProgress,
     Preparable,
@@ -90,9 +95,10 @@ def code_npm(settings: Settings) -> NpmApi | None:
 
 @asynccontextmanager
 async def open_assistant(deps: Deps) -> AsyncIterator[Assistant]:
-    """An assistant whose threads persist in the SQLite store of the data directory."""
-    async with sqlite_checkpointer(deps.settings.checkpoint_path) as saver:
-        yield Assistant(deps, checkpointer=saver)
+    """An assistant whose threads persist where the service keeps them (the data
+    directory's SQLite file, or PostgreSQL when `DATABASE_URL` is set)."""
+    async with open_thread_store(deps.settings) as store:
+        yield Assistant(deps, checkpointer=store.checkpointer)
 
 
 def prepare_sources(

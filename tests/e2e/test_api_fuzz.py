@@ -23,9 +23,9 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from codeweaver.api.app import create_app
-from codeweaver.api.background import serve_in_thread
 from codeweaver.config import Settings
 from tests.fakes import FakeSource, doc, make_deps
+from tests.servers import running_app
 
 SCRIPT: dict[str, object] = {
     "classify_intent": '{"intent": "learning"}',
@@ -54,7 +54,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     deps.settings = deps.settings.model_copy(
         update={"api_rate_per_minute": 1_000_000, "cache_enabled": False}
     )
-    with serve_in_thread(create_app(deps.settings, deps=deps)) as url:
+    with running_app(deps) as url:
         yield url
 
 

@@ -28,12 +28,12 @@ from codeweaver.agent.deps import Deps
 from codeweaver.agent.state import SearchResult
 from codeweaver.agent.user_text import say
 from codeweaver.api.app import create_app
-from codeweaver.api.background import serve_in_thread
 from codeweaver.api.service import ChatService
 from codeweaver.memory.sessions import DEFAULT_OWNER
 from codeweaver.ui.gradio_app import mount_gradio
 from tests.e2e.axe import axe_violations, describe
 from tests.fakes import FakeSource, doc, make_deps
+from tests.servers import running_app
 
 # Gradio's queue statistics use pandas options that pandas 3 deprecates (not ours to fix).
 pytestmark = pytest.mark.filterwarnings("ignore::Warning:gradio.queueing")
@@ -94,7 +94,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Deps, 
         patch.setattr(ChatService, "feedback", recorded)
         deps, _ = make_deps(tmp, SCRIPT, [FakeSource(results=search_results(), delay=0.2)])
         app = mount_gradio(create_app(deps.settings, deps=deps))
-        with serve_in_thread(app) as base:
+        with running_app(app) as base:
             earlier = httpx.post(base + "/api/chat", json={"message": EARLIER}, timeout=60)
             assert earlier.status_code == 200, earlier.text
             yield base, deps, ratings

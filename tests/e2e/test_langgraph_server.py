@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from langgraph_sdk.client import LangGraphClient, get_client
 from langgraph_sdk.schema import Run
 
 from tests.fakes import PYTHON_DOCS_FIXTURE
+from tests.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH = ROOT / ".venv-langgraph" / "bin" / "langgraph"
@@ -48,13 +48,6 @@ class Server:
         with self.log.open("rb") as log:
             log.seek(start)
             return log.read().decode("utf-8", errors="replace")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _config(workdir: Path) -> Path:
@@ -119,7 +112,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("langgraph")
     workdir = tmp / "server"
     workdir.mkdir()
-    port = _free_port()
+    port = free_port()
     server = Server(url=f"http://127.0.0.1:{port}", log=tmp / "server.log")
     command = [str(LANGGRAPH), "dev", "--no-browser", "--no-reload"]
     command += ["--host", "127.0.0.1", "--port", str(port), "--config", str(_config(workdir))]

@@ -26,11 +26,11 @@ from mcp.client.streamable_http import streamable_http_client
 from pydantic import SecretStr
 
 from codeweaver.api.app import create_app
-from codeweaver.api.background import serve_in_thread
 from codeweaver.mcp_server.http import McpExtension
+from tests.e2e.mcp_server.test_stdio import parameters
 from tests.fakes import FakeSource, doc, make_deps
+from tests.servers import running_app
 from tests.unit.mcp_server.helpers import ANSWER, SCRIPT
-from tests.unit.mcp_server.test_stdio import parameters
 
 CLIENT_DIR = Path(__file__).resolve().parent / "mcp_ts"
 CLIENT = CLIENT_DIR / "client.mjs"
@@ -140,7 +140,7 @@ async def test_the_typescript_client_drives_mcp_over_http_with_a_token(tmp_path:
     )
     app = create_app(deps.settings, deps=deps, extensions=[McpExtension()])
     env = get_default_environment()
-    with serve_in_thread(app) as base:
+    with running_app(app) as base:
         url = f"{base}/mcp"
         bearer = {"Authorization": f"Bearer {TOKEN}"}
         async with (

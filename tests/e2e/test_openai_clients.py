@@ -18,11 +18,10 @@ import pytest
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
-from codeweaver.api.app import create_app
-from codeweaver.api.background import serve_in_thread
 from codeweaver.llm.scripted import echo_model
 from codeweaver.vocabulary import SearchResult
 from tests.fakes import make_deps
+from tests.servers import running_app
 
 QUESTION = "How do I read a file line by line in Python?"
 # A knowledge-base document whose title carries a terminal escape, a bell, markup and a
@@ -52,7 +51,7 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         api_rate_per_minute=1000,
         cache_enabled=False,  # every request computes its answer: none is a cache hit
     )
-    with serve_in_thread(create_app(deps.settings, deps=deps)) as running:
+    with running_app(deps) as running:
         yield running
 
 

@@ -27,18 +27,16 @@ import pytest
 import redis
 
 from codeweaver.sources.knowledge_base import STATUS_SECONDS
+from tests.services import postgres_url, redis_url
 
 ROOT = Path(__file__).resolve().parents[2]
 CLUSTER = ROOT / "scripts" / "cluster.sh"
 EXE = Path(sys.executable).with_name("codeweaver")
-POSTGRES_URL = os.environ.get(
-    "CODEWEAVER_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
-)
-REDIS_URL = os.environ.get("CODEWEAVER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 SLOTS = 2
 LINE = 4
 BUDGET = 10
 RUNNING_KEY = "codeweaver:runq:default:running"
+pytestmark = pytest.mark.services  # the replicas share PostgreSQL and Redis
 
 
 def free_ports(count: int) -> int:
@@ -98,8 +96,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         "CLUSTER_DIR": str(folder / "state"),
         "CLUSTER_MILVUS_PORT": str(free_ports(1)),
         "CLUSTER_REPLICA_PORT": str(replica),
-        "DATABASE_URL": POSTGRES_URL,
-        "CODEWEAVER_REDIS_URL": REDIS_URL,
+        "DATABASE_URL": postgres_url(),
+        "CODEWEAVER_REDIS_URL": redis_url(),
         "CODEWEAVER_MODEL": "scripted:echo@1s",
         "CODEWEAVER_SOURCES": "knowledge_base",
         "CODEWEAVER_CACHE_MODE": "semantic",
@@ -231,7 +229,7 @@ def test_a_burst_split_across_replicas_shares_the_line_and_the_slots(cluster: Cl
     ]
     questions = [f"How do I {topic} in Python?" for topic in topics]
     out: list[Any] = []
-    watcher = redis.Redis.from_url(REDIS_URL)
+    watcher = redis.Redis.from_url(redis_url())
     most = 0
     threads = [
         threading.Thread(

@@ -33,21 +33,17 @@ import pytest
 from pydantic import SecretStr
 
 from codeweaver.agent.deps import Deps
-from codeweaver.api.app import create_app
 from codeweaver.api.auth import ExposedWithoutTokenError, TokenTable, check_binding
-from codeweaver.api.background import serve_in_thread
 from codeweaver.config import Settings
 from codeweaver.memory.sessions import SqlSessionIndex
 from tests.fakes import FakeSource, doc, make_deps
+from tests.servers import running_app
+from tests.services import REDIS_URL, postgres_url, redis_url
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTION = "How do I read a file line by line in Python?"
 ANSWER = "Iterate over the file object [1]."
 SCRIPT: dict[str, object] = {"classify_intent": '{"intent": "learning"}', "generate_answer": ANSWER}
-POSTGRES_URL = os.environ.get(
-    "CODEWEAVER_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
-)
-REDIS_URL = os.environ.get("CODEWEAVER_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 ALICE = "alice-token-0123456789abcdef"
 BOB = "bob-token-0123456789abcdef0"
 
@@ -62,7 +58,7 @@ def deps_for(tmp_path: Path, script: dict[str, object] | None = None, **settings
 @contextmanager
 def server(tmp_path: Path, deps: Deps | None = None, **kwargs: Any) -> Iterator[str]:
     deps = deps or deps_for(tmp_path)
-    with serve_in_thread(create_app(deps.settings, deps=deps, **kwargs)) as url:
+    with running_app(deps, **kwargs) as url:
         yield url
 
 
@@ -213,22 +209,18 @@ def test_health_without_a_token_says_only_the_status(tmp_path: Path) -> None:
 
 def _users_settings(tmp_path: Path, backend: str) -> dict[str, Any]:
     settings: dict[str, Any] = {
-        "api_tokens_file": tokens_file(tmp_path, alice=ALICE, bob=BOB),
+        "api_tokens": tokens_file(tmp_path, alice=ALICE, bob=BOB),
         "cache_enabled": True,
     }
     if backend == "postgresql":
-        import psycopg
-
-        try:
-            psycopg.connect(POSTGRES_URL, connect_timeout=3).close()
-        except psycopg.OperationalError as exc:
-            pytest.fail(f"PostgreSQL at {POSTGRES_URL} is not reachable ({exc}); see README")
-        settings["database_url"] = SecretStr(POSTGRES_URL)
+        settings["database_url"] = SecretStr(postgres_url())
     return settings
 
 
 # Sessions were shared by every client: B listed, read, posted into, rated and deleted A's.
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+@pytest.mark.parametrize(
+    "backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.services)]
+)
 def test_each_user_sees_and_changes_only_their_own_sessions(tmp_path: Path, backend: str) -> None:
     question = f"How do I read a file line by line in Python? ({uuid.uuid4().hex[:8]})"
     deps = deps_for(tmp_path, **_users_settings(tmp_path, backend))
@@ -413,13 +405,9 @@ def _limit_server(tmp_path: Path, user: str) -> subprocess.Popen[str]:
 
 
 # Each server process kept its own budget, so N replicas allowed N times the rate.
+@pytest.mark.services
 def test_two_server_processes_on_one_redis_share_one_budget(tmp_path: Path) -> None:
-    import redis
-
-    try:
-        redis.Redis.from_url(REDIS_URL, socket_connect_timeout=3).ping()
-    except redis.RedisError as exc:
-        pytest.fail(f"Redis at {REDIS_URL} is not reachable ({exc}); see README")
+    redis_url()  # fails here, naming Redis, when it is not there
     user = f"user-{uuid.uuid4().hex[:12]}"  # a budget no earlier run has used
     processes = [_limit_server(tmp_path, user), _limit_server(tmp_path, user)]
     try:

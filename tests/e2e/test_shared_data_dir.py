@@ -7,7 +7,6 @@ semantic cache's store to each other, so both see and serve the same cached answ
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.servers import free_port
 
 EXE = Path(sys.executable).with_name("codeweaver")
 QUESTION = "How do I read a file line by line in Python?"
@@ -35,9 +36,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture
 def server(env: dict[str, str], tmp_path: Path) -> Iterator[str]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     process = subprocess.Popen(
         [str(EXE), "serve", "--port", str(port)],
         env=env,

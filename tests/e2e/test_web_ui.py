@@ -32,10 +32,10 @@ from pydantic import SecretStr
 from codeweaver.agent.state import SearchResult
 from codeweaver.agent.user_text import say
 from codeweaver.api.app import create_app
-from codeweaver.api.background import serve_in_thread
 from codeweaver.llm.scripted import ScriptedChatModel
 from tests.e2e.axe import axe_violations, describe
 from tests.fakes import FakeSource, doc, make_deps
+from tests.servers import running_app
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOT = Path(__file__).resolve().parents[2] / "artifacts" / "web-ui.png"
@@ -148,7 +148,7 @@ def test_web_ui_streams_cites_and_stays_safe(tmp_path: Path) -> None:
 
     # Keep-alive comments every 0.1 s interleave with the events; the page must skip them.
     app = create_app(settings, deps=deps, ping_seconds=0.1)
-    with serve_in_thread(app) as base_url, sync_playwright() as p:
+    with running_app(app) as base_url, sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=str(CHROMIUM),
             args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],

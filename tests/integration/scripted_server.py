@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from codeweaver.api.app import create_app
-from codeweaver.api.background import serve_in_thread
 from tests.fakes import FakeSource, make_deps
+from tests.servers import running_app
 
 ANSWER = "Iterate over the file object [1]."
 
@@ -32,7 +31,7 @@ def main() -> None:
         sources=[FakeSource()],
     )
     deps.settings = deps.settings.model_copy(update={"cache_enabled": False})
-    with serve_in_thread(create_app(deps.settings, deps=deps)) as url:
+    with running_app(deps) as url:
         print("READY", url, flush=True)
         while True:
             time.sleep(1)

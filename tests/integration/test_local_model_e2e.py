@@ -124,7 +124,7 @@ async def test_other_language_paraphrase_hits_and_reversed_direction_misses(
     # answers that pass the grounding check are cached, and whether the 1.5B model's
     # first answer passes is not this test's subject (tests/unit/agent/test_grounding.py is).
     checked = assistant.deps.settings
-    assistant.deps.settings = checked.model_copy(update={"grounding_check": False})
+    assistant.deps.settings = checked.model_copy(update={"grounding": False})
     try:
         await _paraphrase_hits_and_reversed_misses(assistant)
     finally:

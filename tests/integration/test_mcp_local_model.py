@@ -9,10 +9,9 @@ import pytest
 from mcp import Client
 from mcp_types import TextContent
 
+from codeweaver.api.startup import open_service
 from codeweaver.config import Settings
 from codeweaver.mcp_server.server import build_server
-from codeweaver.mcp_server.stdio import start_service
-from codeweaver.memory.sessions import open_thread_store
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -25,8 +24,9 @@ async def test_ask_over_mcp_cites_the_installed_docs(tmp_path: Path) -> None:
     settings = Settings(
         data_dir=tmp_path / "data", enabled_sources="installed_docs", cache_enabled=False
     )
-    async with open_thread_store(settings) as store:
-        chat = await start_service(settings, store)
+    async with open_service(settings) as running:
+        chat = await running.service()
+        await running.prepared()  # every source settled, as the question expects
         async with Client(build_server(lambda: chat), mode="legacy") as client:
             result = await client.call_tool(
                 "ask",

@@ -19,26 +19,19 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.services import postgres_url
+
 REPO = Path(__file__).resolve().parents[2]
-POSTGRES_URL = os.environ.get(
-    "CODEWEAVER_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
-)
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.services)])
 def backend_env(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
     env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     env["PYTHONPATH"] = str(REPO)
     if request.param == "postgresql":
-        import psycopg
-
-        try:
-            psycopg.connect(POSTGRES_URL, connect_timeout=3).close()
-        except psycopg.OperationalError as exc:
-            pytest.fail(f"PostgreSQL at {POSTGRES_URL} is not reachable ({exc}); see README")
-        env["DATABASE_URL"] = POSTGRES_URL
+        env["DATABASE_URL"] = postgres_url()
     yield env
 
 

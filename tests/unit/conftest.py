@@ -1,4 +1,5 @@
-"""Fixtures shared by the unit tests: private machine-wide locks, the online sources' mocks."""
+"""Fixtures shared by the unit tests: no service reached, private machine-wide locks, the
+online sources' mocks."""
 
 from __future__ import annotations
 
@@ -21,6 +22,28 @@ def private_busy_locks(
     folder = tmp_path_factory.getbasetemp() / "locks"
     folder.mkdir(exist_ok=True)
     monkeypatch.setattr(busy, "lock_file", lambda what: Path(folder) / f"{what}.lock")
+
+
+# Where a shell points the service at its databases and vector servers. The unit tier
+# reaches none of them, whatever the shell says: the tests that need PostgreSQL or Redis
+# are in tests/integration and tests/e2e, marked `services`.
+SERVICE_VARIABLES = (
+    "DATABASE_URL",
+    "CODEWEAVER_REDIS_URL",
+    "QDRANT_URL",
+    "QDRANT_API_KEY",
+    "MILVUS_URI",
+    "MILVUS_TOKEN",
+)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_services() -> Iterator[None]:
+    """Session-wide, so module fixtures that build Settings see the cleaned environment."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in SERVICE_VARIABLES:
+            patch.delenv(name, raising=False)
+        yield
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Every relative link and anchor in README.md and docs/*.md leads somewhere that exists."""
+"""Every relative link and anchor in README.md and docs/*.md leads somewhere that exists,
+and every repository path they quote (`tests/…`, `src/…`, `scripts/…`) is there."""
 
 from __future__ import annotations
 
@@ -14,10 +15,21 @@ HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 HTML_ANCHOR = re.compile(r"<a\s+(?:id|name)=\"([^\"]+)\"")
 CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1")
 SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+# A path of the repository as the pages quote it: not the tail of another path
+# (`~/src/myapp`), up to a character no path here has; a test id's `::name` is cut off.
+QUOTED_PATH = re.compile(r"(?<![\w./~-])(?:\./)?((?:tests|src|scripts)/[A-Za-z0-9_./-]*)")
+# Example arguments that name a path in another checkout, not in this one.
+NOT_OURS = {"src/click/"}
 
 
 def pages() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+
+
+def quoted_paths(text: str) -> list[str]:
+    """The repository paths `text` quotes, in code blocks too, trailing punctuation cut."""
+    found = (m.rstrip(".,:;") for m in QUOTED_PATH.findall(text))
+    return [p for p in dict.fromkeys(found) if p not in NOT_OURS]
 
 
 def prose_lines(text: str) -> list[str]:
@@ -94,6 +106,30 @@ def broken_links(path: Path) -> list[str]:
 @pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_and_anchor_resolves(page: Path) -> None:
     assert broken_links(page) == []
+
+
+@pytest.mark.parametrize(
+    "page", [*pages(), ROOT / "SKILL.md"], ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_every_quoted_repository_path_exists(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    assert [p for p in quoted_paths(text) if not (ROOT / p).exists()] == []
+
+
+def test_quoted_paths_are_read_as_the_pages_write_them() -> None:
+    text = (
+        "Run `tests/unit/cli/test_cli.py::test_a`, then ./scripts/test.sh. See "
+        "(src/codeweaver/agent/), `~/src/myapp`, --src src/click/,click/ and "
+        "tests/fixtures/grounding/<set>.jsonl; not docs/usage.md or mytests/x.py."
+    )
+    assert quoted_paths(text) == [
+        "tests/unit/cli/test_cli.py",
+        "scripts/test.sh",
+        "src/codeweaver/agent/",
+        "tests/fixtures/grounding/",
+    ]
+    everywhere = {p for page in pages() for p in quoted_paths(page.read_text(encoding="utf-8"))}
+    assert len(everywhere) > 20  # the pages' own paths are found, not just this text's
 
 
 def test_the_readme_links_every_docs_page() -> None:

@@ -6,7 +6,8 @@ import functools
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
-from codeweaver.agent.deps import Deps, label_steps
+from codeweaver.agent.deps import Deps
+from codeweaver.agent.steps import label_steps
 
 S = TypeVar("S")
 

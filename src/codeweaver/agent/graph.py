@@ -26,7 +26,6 @@ from codeweaver.agent.nodes.multi import (
     make_worker,
 )
 from codeweaver.agent.nodes.plan import create_plan, handle_too_many_questions, route_plan
-from codeweaver.agent.nodes.refine_results import filter_and_score, summarize_results
 from codeweaver.agent.nodes.route import (
     answer_directly,
     rewrite_question,
@@ -43,6 +42,7 @@ from codeweaver.agent.nodes.search import (
     refine_search,
     route_evaluation,
 )
+from codeweaver.agent.nodes.search_subgraph import filter_and_score, summarize_results
 from codeweaver.agent.search_nodes import FALLBACK_NODE, SEARCH_NODES, fanned_out_nodes
 from codeweaver.agent.state import (
     GraphState,

@@ -16,10 +16,10 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
-from codeweaver.agent.guard import depends_on_context, followup_type, guard
-from codeweaver.agent.language import answer_language, is_english
 from codeweaver.agent.result import RunResult
-from codeweaver.agent.router import route_message
+from codeweaver.agent.rules.guard import depends_on_context, followup_type, guard
+from codeweaver.agent.rules.language import answer_language, is_english
+from codeweaver.agent.rules.router import route_message
 from codeweaver.agent.user_text import say
 from codeweaver.vocabulary import step
 

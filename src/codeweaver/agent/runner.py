@@ -1,11 +1,11 @@
 """Run the graph for one message of a thread and stream what happens.
 
-`Assistant` is the Python entry point shared by the CLI (and later the API): it checks
-the input, opens the persistent checkpointer, and turns LangGraph's stream into plain
-`RunEvent`s — a step, a token of the answer, or the final result. A message is answered
-by the pipeline or the librarian loop; both graphs share the checkpointer,
-so either mode continues a thread the other started. Each run counts its own model calls
-(a `UsageMeter` in the run's callbacks) into `RunResult.usage`.
+`Assistant` is what the service runs for every door, and the Python API: it checks the
+input (`stream`; `stream_checked` for a door that checked it), and turns LangGraph's
+stream into plain `RunEvent`s — a step, a token of the answer, or the final result. A
+message is answered by the pipeline or the librarian loop; both graphs share the
+checkpointer, so either mode continues a thread the other started. Each run counts its
+own model calls (a `UsageMeter` in the run's callbacks) into `RunResult.usage`.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from typing import Any
 from langchain_core.messages import AIMessage, AIMessageChunk, HumanMessage, RemoveMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from codeweaver.agent.citations import cited_first
+from codeweaver.agent.answering.citations import cited_first
 from codeweaver.agent.deps import Deps
 from codeweaver.agent.graph import SUBGRAPH_NODES, build_graph
-from codeweaver.agent.input_check import validate_mode, validate_question
-from codeweaver.agent.language import detect_language
 from codeweaver.agent.librarian import build_librarian_graph
 from codeweaver.agent.result import RunEvent, RunResult
+from codeweaver.agent.rules.input_check import validate_mode, validate_question
+from codeweaver.agent.rules.language import detect_language
 from codeweaver.agent.state import PipelineOutput, is_reset
 from codeweaver.llm.structured import message_text
 from codeweaver.llm.usage import UsageMeter
@@ -92,7 +92,17 @@ class Assistant:
     async def stream(
         self, message: str, thread_id: str | None = None, mode: str = "pipeline"
     ) -> AsyncGenerator[RunEvent, None]:
+        """The run for `message`, checked first (`validate_question`)."""
         question = validate_question(message)
+        async with aclosing(self.stream_checked(question, thread_id, mode)) as events:
+            async for event in events:
+                yield event
+
+    async def stream_checked(
+        self, question: str, thread_id: str | None = None, mode: str = "pipeline"
+    ) -> AsyncGenerator[RunEvent, None]:
+        """The run for a question its door has checked already: the service checks each
+        message once, when it admits it (`ChatService.admit`)."""
         chosen = validate_mode(mode)
         graph = self.librarian if chosen == "librarian" else self._graph
         thread = thread_id or uuid.uuid4().hex

@@ -2,8 +2,9 @@
 
 A row says which sources serve the node (the first usable one answers), how many results
 it asks for per intent, and what the librarian is told its tool does. Adding a source is
-a `@register_source` and, when it needs a node of its own, one row here (or
-`add_search_node` from a plugin): never a branch in a node.
+a `@register_source` (with its `SourceInfo`: MCP tool, live check, key) and, when it needs
+a node of its own, one row here (or `add_search_node` from a plugin): never a branch in a
+node. The other doors read this table's order of sources too (the MCP tools).
 """
 
 from __future__ import annotations

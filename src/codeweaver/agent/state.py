@@ -113,6 +113,7 @@ def new_turn(*steps: Step) -> dict[str, Any]:
         "intermediate_steps": reset(*steps),
         "search_results": reset(),
         "filtered_results": [],
+        "cited_sources": [],
         "refinement_count": 0,
         "refine_strategy": None,
         "cached_result": None,
@@ -162,8 +163,11 @@ class GraphState(TypedDict, total=False):
     refine_strategy: RefineStrategy | None
     needs_refinement: bool
     web_fallback: WebFallback
-    # search_subgraph
+    # search_subgraph: the results the answer is written from
     filtered_results: list[SearchResult]
+    # generate_answer: the sources its draft is numbered against, the API pages it cites
+    # after them; check_answer grades the draft against these
+    cited_sources: list[SearchResult]
     # answer
     answer: str
     sources: list[SearchResult]
@@ -239,9 +243,11 @@ class SearchTask(TypedDict):
 
 
 class SearchSubgraphInput(TypedDict, total=False):
+    """What the search subgraph reads of the outer state, which always holds `question`."""
+
     is_worker: bool
     worker_index: int
-    question: str
+    question: Required[str]
     canonical_question: str
     search_query: str
     search_results: list[SearchResult]

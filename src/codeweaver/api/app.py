@@ -1,7 +1,8 @@
 """FastAPI application: JSON and SSE endpoints over `ChatService`, and the web page at `/`.
 
-`create_app` opens the thread store and builds the dependencies in its lifespan, so tests
-pass their own settings and a scripted model, and `codeweaver serve` the configured ones.
+`create_app`'s lifespan opens the service as every door does (`startup.open_service`), so
+tests pass their own settings and a scripted model, and `codeweaver serve` the configured
+ones.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ import asyncio
 import contextlib
 import itertools
 import json
-import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -23,7 +23,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from sse_starlette import EventSourceResponse
 
-from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
+from codeweaver.agent.rules.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
 from codeweaver.api.auth import TokenTable
 from codeweaver.api.conversations import (
     SessionNotFoundError,
@@ -35,7 +35,7 @@ from codeweaver.api.health import model_problem, refresh_health, static_health, 
 from codeweaver.api.oauth import install_oauth
 from codeweaver.api.openai_compat import openai_router
 from codeweaver.api.openai_responses import responses_router
-from codeweaver.api.queue import QueueFullError, open_queue
+from codeweaver.api.queue import QueueFullError
 from codeweaver.api.rate_limit import RequestLimiter, parse_networks
 from codeweaver.api.schemas import (
     _CHAT_ERRORS,
@@ -55,17 +55,13 @@ from codeweaver.api.security import (
     allowed_hosts,
 )
 from codeweaver.api.service import ChatService, ServiceEvent
-from codeweaver.api.startup import ServiceStartup
+from codeweaver.api.startup import ServiceStartup, open_service
 from codeweaver.config import Settings
-from codeweaver.memory.sessions import open_thread_store
-from codeweaver.memory.store_check import check_thread_store
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from codeweaver.agent.deps import Deps
-
-logger = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
 SessionId = Annotated[str, PathParam(pattern=SESSION_PATTERN, description="A session id.")]
@@ -102,28 +98,17 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # Only what answers health and admits questions happens before listening; the
-        # service itself is built in the background (`startup`).
+        # service itself is built in the background (`open_service`).
         if limiter.shared:
             await limiter.check_store()
-        queue, model = await open_queue(settings)
         async with AsyncExitStack() as stack:
-            stack.push_async_callback(queue.aclose)
-            store = await stack.enter_async_context(open_thread_store(settings))
-            store_problem = await check_thread_store(store)
-            if store_problem is not None:
-                logger.error("thread store: %s", store_problem.detail)
-            starting = ServiceStartup(
-                settings,
-                store,
-                queue,
-                store_problem.reason if store_problem else None,
-                llm=llm,
-                deps=deps,
-            )
+            starting = await stack.enter_async_context(open_service(settings, llm=llm, deps=deps))
             app.state.starting = starting
-            stack.push_async_callback(starting.aclose)
-            starting.start()
-            health.update(await asyncio.to_thread(static_health, settings, None, store, model))
+            health.update(
+                await asyncio.to_thread(
+                    static_health, settings, None, starting.store, starting.model_server
+                )
+            )
             refresher = asyncio.create_task(refresh_health(health, starting, settings))
             try:
                 for extension in extensions:

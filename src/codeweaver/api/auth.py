@@ -77,11 +77,11 @@ class TokenTable:
             token = settings.api_token.get_secret_value().strip()
             if token:  # a blank token is no token: nobody could send it
                 pairs[token] = DEFAULT_USER
-        if settings.api_tokens_file is not None:
-            for token, user in read_token_file(settings.api_tokens_file).items():
+        if settings.api_tokens is not None:
+            for token, user in read_token_file(settings.api_tokens).items():
                 if token in pairs:
                     raise TokenFileError(
-                        f"{settings.api_tokens_file}: user {user!r} has the same token as "
+                        f"{settings.api_tokens}: user {user!r} has the same token as "
                         "CODEWEAVER_API_TOKEN"
                     )
                 pairs[token] = user

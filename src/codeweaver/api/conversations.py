@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from codeweaver.agent.language import detect_language
+from codeweaver.agent.rules.language import detect_language
 from codeweaver.api.render import render_answer
 from codeweaver.memory.sessions import DEFAULT_OWNER, SESSION_ID, SessionInfo, ThreadStore
 from codeweaver.presentation.sources import source_views

@@ -28,7 +28,7 @@ from fastapi import APIRouter, Depends, Header, HTTPException
 from fastapi.responses import JSONResponse
 from sse_starlette import EventSourceResponse
 
-from codeweaver.agent.input_check import InvalidQuestionError, validate_question
+from codeweaver.agent.rules.input_check import InvalidQuestionError, validate_question
 from codeweaver.agent.user_text import say
 from codeweaver.api.conversations import SessionNotFoundError, StoreUnavailableError
 from codeweaver.api.errors import OpenAIError, json_safe

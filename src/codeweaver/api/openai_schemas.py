@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from codeweaver.agent.input_check import Mode
+from codeweaver.agent.rules.input_check import Mode
 from codeweaver.api.errors import OpenAIError
 
 # Model id -> CodeWeaver mode.

@@ -11,8 +11,8 @@ from typing import Annotated, Any, Literal
 from fastapi import Depends, Request
 from pydantic import BaseModel, Field
 
-from codeweaver.agent.input_check import Mode
 from codeweaver.agent.librarian import MAX_STEPS
+from codeweaver.agent.rules.input_check import Mode
 from codeweaver.api.auth import TokenTable
 from codeweaver.api.rate_limit import RequestLimiter, client_address, rate_key
 from codeweaver.api.service import ChatService

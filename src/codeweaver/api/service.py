@@ -1,10 +1,12 @@
-"""The service layer shared by the HTTP API, the web page and the Gradio app.
+"""The service layer every door goes through: the HTTP API and its web page, MCP, the
+Gradio app and the CLI.
 
 `ChatService.stream` turns one message of a session into events — `queue` while waiting
 for a slot, `think` / `act` / `observe` for the steps, `progress` for the steps in words
 (a dozen lines at most), `token` for the draft's text, then `done` (the checked answer,
 its numbered sources and its progress lines) or `error` — and records the finished turn
-in the session index. Nothing here knows about HTTP.
+in the session index. `ChatService.turn` runs the same turn for a door that shows the
+run itself (the CLI). Nothing here knows about HTTP.
 
 Every door admits a message in one order (`admit`): the message is checked first, so a
 bad one gets the same refusal whichever session it names; then the session is claimed
@@ -19,14 +21,14 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from codeweaver.agent.input_check import InvalidQuestionError, validate_question
-from codeweaver.agent.language import detect_language
-from codeweaver.agent.runner import ANSWER_NODES, Assistant, RunResult
+from codeweaver.agent.result import RunEvent, RunResult
+from codeweaver.agent.rules.input_check import InvalidQuestionError, validate_question
+from codeweaver.agent.rules.language import detect_language
+from codeweaver.agent.runner import Assistant
 from codeweaver.agent.user_text import say
 from codeweaver.api.conversations import (
     ConversationBusyError,
@@ -38,20 +40,13 @@ from codeweaver.api.conversations import (
     public_sources,
 )
 from codeweaver.api.queue import RunLine, RunTicket
-from codeweaver.api.render import render_answer
-from codeweaver.memory.sessions import (
-    DEFAULT_OWNER,
-    SessionOwnerError,
-    ThreadStore,
-    Turn,
-)
-from codeweaver.presentation.progress import Progress
+from codeweaver.api.service_events import RunView, TurnItem
+from codeweaver.api.service_events import ServiceEvent as ServiceEvent
+from codeweaver.memory.sessions import DEFAULT_OWNER, SessionOwnerError, ThreadStore
 from codeweaver.presentation.ticks import with_ticks
 
 logger = logging.getLogger(__name__)
 
-EventKind = Literal["queue", "think", "act", "observe", "progress", "token", "done", "error"]
-STEP_EVENTS = {"think": "think", "act": "act", "observe": "observe", "error": "observe"}
 HEARTBEAT_SECONDS = 15.0
 # How often a run without news is looked at (to say the searches that have started).
 TICK_SECONDS = 0.5
@@ -60,12 +55,6 @@ RUN_FAILED = "the answer failed because of an internal error; try again"
 # How long a turn waits for the turn before it in the same conversation (a local model
 # writes an answer in a minute or two; a turn stuck behind several is refused).
 TURN_WAIT_SECONDS = 300.0
-
-
-@dataclass(frozen=True)
-class ServiceEvent:
-    kind: EventKind
-    data: dict[str, Any]
 
 
 class ChatService(Conversations):
@@ -100,8 +89,9 @@ class ChatService(Conversations):
             return False
         claim = await self.store.index.claim(check_session_id(session_id), owner)
         if claim == "new" and owner != DEFAULT_OWNER and await self._unindexed(session_id):
-            # A thread the index never recorded (a CLI `--thread` in the same data
-            # directory) is the local user's: nobody else continues its memory.
+            # A thread the index never recorded (the Python API's, or an earlier CLI's,
+            # in the same data directory) is the local user's: nobody else continues its
+            # memory.
             await self.unclaim(session_id, owner)
             claim = "foreign"
         if claim == "foreign":
@@ -130,9 +120,14 @@ class ChatService(Conversations):
         or `QueueFullError` (then a session this claimed is given back).
         """
         question = validate_question(message)
+        return question, await self.enter(session_id, owner)
+
+    async def enter(self, session_id: str | None, owner: str = DEFAULT_OWNER) -> RunTicket:
+        """`admit` for a message its door has checked already (the CLI, before anything
+        loads): claim the session, then take a place in line."""
         created = await self.claim(session_id, owner)
         try:
-            return question, await self.queue.admit()
+            return await self.queue.admit()
         except BaseException:
             if created and session_id is not None:
                 await self.unclaim(session_id, owner)
@@ -160,17 +155,64 @@ class ChatService(Conversations):
         owner: str = DEFAULT_OWNER,
     ) -> AsyncGenerator[ServiceEvent, None]:
         """Answer `question` in `owner`'s session (a new one when None); the ticket
-        comes from `reserve`. The turn waits for its conversation (no other turn of it
+        comes from `admit`. The turn waits for its conversation (no other turn of it
         running, in any server) before it waits for a slot, so a waiting turn holds no
         slot another user's answer could use."""
         session = session_id or new_session_id()
+        view = RunView(question, self.heartbeat_seconds)
+        try:
+            turn = self._turn(question, ticket, session, mode, owner)
+            async with contextlib.aclosing(turn) as items:
+                async for item in items:
+                    for event in view.events(item):
+                        yield event
+        except InvalidQuestionError as exc:
+            yield ServiceEvent("error", {"message": str(exc), "retryable": False})
+        except (SessionOwnerError, SessionNotFoundError):
+            message = f"no session {session}"
+            yield ServiceEvent("error", {"message": message, "retryable": False})
+        except (ConversationBusyError, StoreUnavailableError) as exc:
+            retryable = isinstance(exc, ConversationBusyError)
+            yield ServiceEvent("error", {"message": str(exc), "retryable": retryable})
+        except Exception:
+            logger.exception("run failed in session %s", session)
+            yield ServiceEvent("error", {"message": RUN_FAILED, "retryable": True})
+
+    async def turn(
+        self,
+        question: str,
+        ticket: RunTicket,
+        session_id: str | None = None,
+        mode: str = "pipeline",
+        owner: str = DEFAULT_OWNER,
+    ) -> AsyncGenerator[RunEvent | ServiceEvent, None]:
+        """`stream`'s turn for a door that shows the run itself (the CLI): the waits
+        before it (`progress`, `queue`), then the assistant's own events, the result last,
+        once the turn is recorded. Errors are raised, not yielded."""
+        session = session_id or new_session_id()
+        turn = self._turn(question, ticket, session, mode, owner)
+        async with contextlib.aclosing(turn) as items:
+            async for item in items:
+                if isinstance(item, RunEvent | ServiceEvent):
+                    yield item
+
+    async def _turn(
+        self,
+        question: str,
+        ticket: RunTicket,
+        session: str,
+        mode: str,
+        owner: str,
+    ) -> AsyncGenerator[TurnItem, None]:
+        """One turn of `session`, as every door runs it: wait for the conversation, claim
+        it, wait for a slot, run (a tick when it starts and whenever a moment passes
+        without news), record; the result, then the recorded turn, come last."""
         slot: asyncio.Future[None] | None = None
         answered = False
-        lines: list[dict[str, str]] = []
         waiting = asyncio.Event()  # set if the turn must wait for another one
 
         def give_back() -> None:
-            # However the stream ends (done, error, client gone), the slot is given back.
+            # However the turn ends (done, error, client gone), the slot is given back.
             if slot is None:
                 ticket.cancel()
             elif not slot.done():
@@ -192,7 +234,7 @@ class ChatService(Conversations):
         try:
             async with contextlib.AsyncExitStack() as turn:
                 hold = self.store.locks.hold(session, waiting.set, end_turn)
-                async for event in self._take_turn(turn, hold, waiting, question, lines):
+                async for event in self._take_turn(turn, hold, waiting, question):
                     yield event
                 # Claimed by the door already; claimed again now that no other turn of it
                 # runs: a new id is claimed before it runs, a session the turn before gave
@@ -202,23 +244,35 @@ class ChatService(Conversations):
                 slot = asyncio.ensure_future(ticket.acquire())
                 async for event in self._wait(ticket, slot):
                     yield event
-                async for event in self._run(question, session, mode, owner, lines):
-                    answered = answered or event.kind == "done"
-                    yield event
-        except InvalidQuestionError as exc:
-            yield ServiceEvent("error", {"message": str(exc), "retryable": False})
-        except (SessionOwnerError, SessionNotFoundError):
-            message = f"no session {session}"
-            yield ServiceEvent("error", {"message": message, "retryable": False})
-        except (ConversationBusyError, StoreUnavailableError) as exc:
-            retryable = isinstance(exc, ConversationBusyError)
-            yield ServiceEvent("error", {"message": str(exc), "retryable": retryable})
-        except Exception:
-            logger.exception("run failed in session %s", session)
-            yield ServiceEvent("error", {"message": RUN_FAILED, "retryable": True})
+                yield None  # the run starts
+                result: RunResult | None = None
+                async for item in self._run(question, session, mode):
+                    if isinstance(item, RunEvent) and item.result is not None:
+                        result = item.result  # given once the turn is recorded
+                    else:
+                        yield item
+                if result is None:
+                    raise RuntimeError("the run ended without an answer")
+                recorded = await self.store.index.record_turn(
+                    session,
+                    question,
+                    result.answer,
+                    public_sources(result.answer, result.sources, detect_language(question)),
+                    result.cache_keys,
+                    mode,
+                    owner,
+                )
+                answered = True
+                yield RunEvent("result", result=result)
+                yield recorded
         finally:
             if slot is None:  # the conversation never became this turn's: no `end_turn`
                 ticket.cancel()
+
+    def _run(self, question: str, session: str, mode: str) -> AsyncIterator[RunEvent | None]:
+        """The assistant's run of the turn, with None whenever a moment passes without
+        news."""
+        return with_ticks(self.assistant.stream_checked(question, session, mode), TICK_SECONDS)
 
     async def _forget_if_empty(self, session: str, owner: str) -> None:
         """Give back a session whose first turn ended unanswered (failed, cancelled):
@@ -237,7 +291,6 @@ class ChatService(Conversations):
         hold: contextlib.AbstractAsyncContextManager[None],
         waiting: asyncio.Event,
         question: str,
-        lines: list[dict[str, str]],
     ) -> AsyncIterator[ServiceEvent]:
         """Enter `hold` (the conversation, free of other turns), saying so if `waiting`
         is set meanwhile; the conversation is this turn's until `turn` closes.
@@ -252,9 +305,7 @@ class ChatService(Conversations):
             if said.done() and not entering.done():
                 language = detect_language(question)
                 text = say("progress_waiting_for_turn", language)
-                line = {"phase": "queue", "text": text}
-                lines.append(line)
-                yield ServiceEvent("progress", line)
+                yield ServiceEvent("progress", {"phase": "queue", "text": text})
                 await asyncio.wait({entering}, timeout=max(0.0, deadline - time.monotonic()))
             if not entering.done():
                 raise ConversationBusyError(
@@ -282,78 +333,3 @@ class ChatService(Conversations):
             if ticket.position != reported:
                 reported = ticket.position
                 yield ServiceEvent("queue", {"position": reported + 1})
-
-    async def _run(
-        self, question: str, session: str, mode: str, owner: str, lines: list[dict[str, str]]
-    ) -> AsyncIterator[ServiceEvent]:
-        result: RunResult | None = None
-        answering = False
-        language = detect_language(question)
-        progress = Progress(language)
-        words, news = 0, time.monotonic()
-        async for run_event in with_ticks(
-            self.assistant.stream(question, session, mode), TICK_SECONDS
-        ):
-            if run_event is None:  # a moment without news
-                # Searches that started together are said together, while they run.
-                said = progress.started()
-                if time.monotonic() - news >= self.heartbeat_seconds:
-                    said += progress.still_writing(words)
-                    news = time.monotonic()
-                for line in said:
-                    lines.append(line.to_dict())
-                    yield ServiceEvent("progress", line.to_dict())
-                continue
-            news = time.monotonic()
-            if run_event.kind == "step" and run_event.step is not None:
-                for line in progress.feed(run_event.step):
-                    lines.append(line.to_dict())
-                    yield ServiceEvent("progress", line.to_dict())
-                node = str(run_event.step.get("node", "")).rsplit("/", 1)[-1]
-                if answering and node in ANSWER_NODES:
-                    continue  # the answer's own closing step: `done` carries it
-                step = dict(run_event.step)
-                kind = STEP_EVENTS.get(str(step.get("kind")), "observe")
-                step["error"] = step.get("kind") == "error"
-                step["text"] = step.get("message", "")
-                yield ServiceEvent(kind, step)  # type: ignore[arg-type]
-            elif run_event.kind == "token":
-                answering = True
-                words += len(run_event.text.split())
-                yield ServiceEvent("token", {"text": run_event.text})
-            elif run_event.result is not None:
-                result = run_event.result
-        if result is None:
-            raise RuntimeError("the run ended without an answer")
-        for line in progress.finish():
-            lines.append(line.to_dict())
-            yield ServiceEvent("progress", line.to_dict())
-        turn = await self.store.index.record_turn(
-            session,
-            question,
-            result.answer,
-            public_sources(result.answer, result.sources, language),
-            result.cache_keys,
-            mode,
-            owner,
-        )
-        yield ServiceEvent("done", self._done(turn, result, lines, language))
-
-    def _done(
-        self, turn: Turn, result: RunResult, lines: list[dict[str, str]], language: str
-    ) -> dict[str, Any]:
-        return {
-            "language": language,
-            "session_id": turn.session_id,
-            "turn": turn.turn,
-            "answer": turn.answer,
-            "html": render_answer(turn.answer, len(turn.sources)),
-            "sources": turn.sources,
-            "plan_case": result.plan_case,
-            "question_type": result.question_type,
-            "code_findings": list(result.code_findings),
-            "progress": lines,
-            "steps": result.steps,
-            # The run's model calls and tokens (a cached answer counts only what it asked).
-            "usage": result.usage.to_dict(),
-        }

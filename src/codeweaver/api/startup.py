@@ -1,5 +1,7 @@
 """The service, started in the background so every door answers at once.
 
+`open_service` is where every door (`serve`, `mcp`, `ask`, `chat`) turns settings into a
+running service: the run queue, the thread store and its session index, the dependencies.
 `codeweaver serve` listens, and `codeweaver mcp` answers its handshake, before anything
 slow happens. The dependencies (model client, sources, cache: seconds) are built first, and
 a question asked meanwhile waits for them; the sources' preparation (their indexes, which
@@ -13,8 +15,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING
 
+from codeweaver.api.run_line import open_queue
+from codeweaver.memory.sessions import open_thread_store
+from codeweaver.memory.store_check import check_thread_store
 from codeweaver.sources.base import Preparable, ReportsBuilding
 
 if TYPE_CHECKING:
@@ -24,6 +31,7 @@ if TYPE_CHECKING:
     from codeweaver.api.queue import RunLine
     from codeweaver.api.service import ChatService
     from codeweaver.config import Settings
+    from codeweaver.llm.remote import ModelServerInfo
     from codeweaver.memory.sessions import ThreadStore
 
 logger = logging.getLogger(__name__)
@@ -31,6 +39,43 @@ logger = logging.getLogger(__name__)
 # INFO lines, so a plain log says what is being built and how far).
 progress_log = logging.getLogger("codeweaver.progress")
 REPORT_SECONDS = 15.0
+
+
+@asynccontextmanager
+async def open_service(
+    settings: Settings,
+    *,
+    llm: BaseChatModel | None = None,
+    deps: Deps | None = None,
+    prepared: bool = False,
+) -> AsyncIterator[ServiceStartup]:
+    """The run queue, the thread store (checked), then the service, started in the
+    background (`ServiceStartup.service()` waits for it); all closed on leaving.
+
+    `deps` (or just `llm`) replaces what the settings would build. `prepared`: the door
+    prepared the sources itself (the CLI, showing its progress), so nothing is prepared
+    or reported in the background.
+    """
+    queue, model_server = await open_queue(settings)
+    async with AsyncExitStack() as stack:
+        stack.push_async_callback(queue.aclose)  # its places, if shared
+        store = await stack.enter_async_context(open_thread_store(settings))
+        problem = await check_thread_store(store)
+        if problem is not None:
+            logger.error("thread store: %s", problem.detail)
+        startup = ServiceStartup(
+            settings,
+            store,
+            queue,
+            problem.reason if problem else None,
+            llm=llm,
+            deps=deps,
+            model_server=model_server,
+            prepared=prepared,
+        )
+        stack.push_async_callback(startup.aclose)
+        startup.start()
+        yield startup
 
 
 class ServiceStartup:
@@ -45,10 +90,14 @@ class ServiceStartup:
         *,
         llm: BaseChatModel | None = None,
         deps: Deps | None = None,
+        model_server: ModelServerInfo | None = None,
+        prepared: bool = False,
     ) -> None:
         self.settings = settings
         self.store, self.queue, self.store_problem = store, queue, store_problem
-        self._llm, self._deps = llm, deps
+        # The model server's answer when the queue was sized (None: no server).
+        self.model_server = model_server
+        self._llm, self._deps, self._prepared = llm, deps, prepared
         self._task: asyncio.Task[ChatService] | None = None
         self._preparing: asyncio.Task[None] | None = None
         self._reporting: asyncio.Task[None] | None = None
@@ -81,14 +130,16 @@ class ServiceStartup:
         )
         service.building = self.building
         self.phase = "ready"
-        # Known before the preparation starts, so no question asked meanwhile misses them.
-        self._unprepared = [
-            name
-            for name, source in deps.sources.items()
-            if isinstance(source, Preparable) and source.status().usable
-        ]
-        self._preparing = asyncio.create_task(self._prepare(deps))
-        self._reporting = asyncio.create_task(self._report(deps))
+        if not self._prepared:
+            # Known before the preparation starts, so no question asked meanwhile misses
+            # them.
+            self._unprepared = [
+                name
+                for name, source in deps.sources.items()
+                if isinstance(source, Preparable) and source.status().usable
+            ]
+            self._preparing = asyncio.create_task(self._prepare(deps))
+            self._reporting = asyncio.create_task(self._report(deps))
         logger.info("CodeWeaver is ready (model %s)", self.settings.model)
         return service
 

@@ -136,18 +136,21 @@ def _prepare(settings: Settings, interactive: bool) -> Deps:
 async def _answer(
     deps: Deps, question: str, thread: str | None, as_json: bool, mode: str = "pipeline"
 ) -> str:
+    """Answer `question` (checked already) as a turn of the service, and show it."""
     from codeweaver.cli.interrupt import leave_now, stoppable
-    from codeweaver.cli.live import LiveRun, show_result
-    from codeweaver.factory import open_assistant
+    from codeweaver.cli.live import show_result
+    from codeweaver.cli.turns import LOCAL_USER, REFUSALS, open_chat, refusal, run_turn
 
     console = _console()
     errors = _console(stderr=True)
-    async with open_assistant(deps) as assistant:
-        if console.is_terminal and not as_json:
-            run = assistant.stream(question, thread, mode)
-            result, stopped = await stoppable(LiveRun(errors, question).run(run))
-        else:
-            result, stopped = await stoppable(assistant.ask(question, thread, mode))
+    live = console.is_terminal and not as_json
+    async with open_chat(deps) as chat:
+        try:
+            ticket = await chat.enter(thread, LOCAL_USER)
+            run = run_turn(chat, question, ticket, thread, mode, errors, live)
+            result, stopped = await stoppable(run)
+        except REFUSALS as exc:
+            _fail(refusal(exc, thread))
     if stopped or result is None:
         errors.print(f"[yellow]{STOPPED}[/]")
         leave_now(130)
@@ -186,9 +189,10 @@ def ask(
 ) -> None:
     """Answer one question, citing its sources."""
     try:
-        from codeweaver.agent.input_check import validate_question
+        from codeweaver.agent.rules.input_check import validate_question
 
-        question = validate_question(question)
+        question = validate_question(question)  # the one check: before anything loads
+        _check_thread(thread)
         settings = _settings(model=model, cache_enabled=False if no_cache else None)
         if (
             thread is None
@@ -204,6 +208,15 @@ def ask(
             _export_traces()
     except _known_errors() as exc:
         _fail(str(exc))
+
+
+def _check_thread(thread: str | None) -> None:
+    """A conversation id is a session id of the service, which the API can name too."""
+    from codeweaver.memory.session_records import SESSION_ID
+
+    if thread is not None and not SESSION_ID.match(thread):
+        shown = terminal_safe(thread, single_line=True)
+        _fail(f"--thread '{shown}': a conversation id is 1-64 letters, digits, '-' or '_'")
 
 
 def _export_traces() -> None:
@@ -222,6 +235,7 @@ def chat(
     import uuid
 
     try:
+        _check_thread(thread)
         settings = _settings(model=model)
         console = _console()
         deps = _prepare(settings, console.is_terminal)
@@ -233,15 +247,15 @@ def chat(
 async def _chat(deps: Deps, thread: str, console: Console, mode: str = "pipeline") -> None:
     import uuid
 
-    from codeweaver.agent.input_check import InvalidQuestionError
+    from codeweaver.agent.rules.input_check import InvalidQuestionError
     from codeweaver.cli.interrupt import leave_now, stoppable
-    from codeweaver.cli.live import LiveRun, plain_result, print_result
-    from codeweaver.factory import open_assistant
+    from codeweaver.cli.live import plain_result, print_result
+    from codeweaver.cli.turns import LOCAL_USER, REFUSALS, open_chat, refusal, run_turn
 
     shown = _safe(thread, single_line=True)
     console.print(f"[dim]thread {shown} — /help lists the commands[/]")
     interrupted = False
-    async with open_assistant(deps) as assistant:
+    async with open_chat(deps) as chat:
         while True:
             try:
                 line = await asyncio.to_thread(console.input, "[bold blue]you>[/] ")
@@ -266,13 +280,14 @@ async def _chat(deps: Deps, thread: str, console: Console, mode: str = "pipeline
             if not text:
                 continue
             try:
-                if console.is_terminal:
-                    live = LiveRun(console, text).run(assistant.stream(text, thread, mode))
-                    result, stopped = await stoppable(live)
-                else:
-                    result, stopped = await stoppable(assistant.ask(text, thread, mode))
+                question, ticket = await chat.admit(text, thread, LOCAL_USER)
+                run = run_turn(chat, question, ticket, thread, mode, console, console.is_terminal)
+                result, stopped = await stoppable(run)
             except InvalidQuestionError as exc:
                 console.print(f"[red]{_safe(exc)}[/]")
+                continue
+            except REFUSALS as exc:
+                console.print(f"[red]{_safe(refusal(exc, thread))}[/]")
                 continue
             if stopped or result is None:
                 interrupted = True
@@ -323,18 +338,24 @@ def doctor(
 
 
 def _register_subcommands() -> None:
-    import codeweaver.cli.mcp_cmd  # noqa: F401  (registers `mcp`)
-    from codeweaver.cli import eval_answers_cmd  # noqa: F401  (registers `eval answers`)
     from codeweaver.cli.cache_cmds import cache_app
-    from codeweaver.cli.eval_cmds import eval_app
     from codeweaver.cli.index_cmds import index_app
+    from codeweaver.cli.lazy import lazy_typer
+    from codeweaver.cli.mcp_cmd import mcp
     from codeweaver.cli.model_cmd import model_app
     from codeweaver.cli.serve_cmd import serve
     from codeweaver.cli.setup_cmd import setup
 
+    app.command()(mcp)
     app.command()(serve)
     app.command()(setup)
     app.add_typer(cache_app, name="cache")
+    # The measurement package's commands, loaded only when `eval` is invoked (`cli.lazy`).
+    eval_app = lazy_typer(
+        "codeweaver_eval.cli.app:eval_app",
+        help="Measure intent classification and question splitting.",
+        extra="eval",
+    )
     app.add_typer(eval_app, name="eval")
     app.add_typer(index_app, name="index")
     app.add_typer(model_app, name="model")

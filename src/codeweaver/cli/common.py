@@ -45,7 +45,7 @@ def known_errors() -> tuple[type[Exception], ...]:
     """Errors whose message is the whole story for the user: shown without a traceback."""
     from pydantic import ValidationError
 
-    from codeweaver.agent.input_check import InvalidQuestionError
+    from codeweaver.agent.rules.input_check import InvalidQuestionError
     from codeweaver.llm.registry import ModelConfigError
     from codeweaver.llm.weights import WeightsError
     from codeweaver.memory.cache import CacheStoreError

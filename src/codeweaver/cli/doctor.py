@@ -82,7 +82,7 @@ def _stores(settings: Settings) -> dict[str, str]:
     if not settings.cache_enabled:
         cache = "disabled"
     elif settings.cache_mode == "semantic":
-        cache = f"semantic ({settings.embedding_model} vectors, {where})"
+        cache = f"semantic ({settings.embeddings} vectors, {where})"
     else:
         cache = f"exact match (sqlite): {settings.answer_cache_path}"
     return {
@@ -133,6 +133,7 @@ def collect_report(settings: Settings) -> dict[str, Any]:
     from codeweaver.agent.search_nodes import SEARCH_NODES
     from codeweaver.factory import build_sources
     from codeweaver.sources.base import source_names
+    from codeweaver.sources.keys import key_status
 
     built = build_sources(settings)
     sources = {
@@ -149,7 +150,7 @@ def collect_report(settings: Settings) -> dict[str, Any]:
         "plugins": _plugin_failures(),
         "project": _project_report(settings),
         "stores": _stores(settings),
-        "keys": settings.key_status(),
+        "keys": key_status(settings),
         "response_language": settings.response_language or "the question's language",
     }
 

@@ -20,8 +20,8 @@ from rich.markdown import Markdown
 from rich.spinner import Spinner
 from rich.text import Text
 
-from codeweaver.agent.language import detect_language
 from codeweaver.agent.result import RunEvent, RunResult
+from codeweaver.agent.rules.language import detect_language
 from codeweaver.agent.user_text import say
 from codeweaver.cli.render import print_json
 from codeweaver.cli.terminal import terminal_safe

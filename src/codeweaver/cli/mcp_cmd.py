@@ -1,5 +1,5 @@
-"""`codeweaver mcp`: serve the MCP tools over stdio for a coding agent (registers itself
-on the command group when `codeweaver.cli.app` imports it)."""
+"""`codeweaver mcp`: serve the MCP tools over stdio for a coding agent (registered on the
+command group by `codeweaver.cli.app`)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,7 @@ from typing import Annotated
 
 import typer
 
-from codeweaver.cli.app import app
 
-
-@app.command()
 def mcp(
     model: Annotated[str | None, typer.Option("--model", "-m", help="provider:model")] = None,
 ) -> None:

@@ -95,8 +95,8 @@ def _one_blas_thread() -> None:
 
     A server computes many small matrix products at once (one query's embedding each);
     OpenBLAS threads only contend for the cores, with each other and with the other
-    replicas on the machine. Measured with `bench/replicas.py` (installed docs, 60 chats):
-    two replicas went from 0.5x to 1.26x the throughput of one.
+    replicas on the machine. Measured with `codeweaver_eval.bench.replicas` (installed
+    docs, 60 chats): two replicas went from 0.5x to 1.26x the throughput of one.
     """
     import numpy  # noqa: F401  loads OpenBLAS, so that the limit reaches it
     from threadpoolctl import threadpool_limits

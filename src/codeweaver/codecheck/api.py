@@ -19,6 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from codeweaver.codecheck.classes import Lineages
+from codeweaver.codecheck.griffe_objects import (
+    class_is_dynamic,
+    final_target,
+    module_is_dynamic,
+    module_overloads,
+    parameters,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +45,6 @@ KEEPS_SIGNATURE = re.compile(
     r"typing\.overload|final|typing\.final|override|doc|Appender|Substitution|set_module|"
     r"deprecate\w*|\w*deprecated\w*|array_function_dispatch|cache_readonly|functools\.wraps)"
 )
-_DYNAMIC_CLASS_DECORATORS = re.compile(r"dataclass|attr\.|attrs|define|frozen|total_ordering")
 
 
 def typeshed_stdlib() -> Path | None:
@@ -190,12 +196,12 @@ class ApiIndex:
     def _module_member(self, module: Any, name: str) -> Verdict:
         if name in module.members or module_overloads(module).get(name):
             return Verdict.FOUND
-        if not _module_is_dynamic(module):
+        if not module_is_dynamic(module):
             return Verdict.MISSING
         # A standard-library module filled from C (`os`: `from posix import *`): typeshed's
         # stub lists what it has.
         stub = self._stub_module(str(module.path))
-        if stub is None or _module_is_dynamic(stub):
+        if stub is None or module_is_dynamic(stub):
             return Verdict.UNKNOWN
         found = name in stub.members or module_overloads(stub).get(name)
         return Verdict.FOUND if found else Verdict.MISSING
@@ -232,7 +238,7 @@ class ApiIndex:
         if len(known) < len(lineage):
             return Verdict.UNKNOWN  # a base the index cannot read may have it
         for base in known:
-            if _class_is_dynamic(base):
+            if class_is_dynamic(base):
                 return Verdict.UNKNOWN
             getattr_ = "__getattr__" in base.members or "__getattribute__" in base.members
             if getattr_ and not (call and base.path in DATA_GETATTR):
@@ -260,7 +266,7 @@ class ApiIndex:
             for decorator in getattr(obj, "decorators", None) or ():
                 if not KEEPS_SIGNATURE.match(str(decorator.value)):
                     return None
-            return _parameters([obj, *(module_overloads(obj.parent).get(obj.name) or ())])
+            return parameters([obj, *(module_overloads(obj.parent).get(obj.name) or ())])
         except Exception as exc:
             logger.debug("codecheck: keywords of %s: %s", getattr(obj, "path", "?"), exc)
             return None
@@ -269,7 +275,7 @@ class ApiIndex:
         """What `cls(...)` accepts: its `__init__`'s and `__new__`'s keywords (those
         `object` defines take none)."""
         lineage = self.lineage(cls)
-        if _class_is_dynamic(cls) or None in lineage:
+        if class_is_dynamic(cls) or None in lineage:
             return None
         names: set[str] = set()
         for special in ("__init__", "__new__"):
@@ -280,7 +286,7 @@ class ApiIndex:
                 method = final_target(owner.members.get(special))
                 if not overloads and method is None:
                     continue
-                accepted = _parameters([*(overloads or ()), *([method] if method else [])])
+                accepted = parameters([*(overloads or ()), *([method] if method else [])])
                 if accepted is None:
                     return None
                 names |= accepted
@@ -312,25 +318,6 @@ class ApiIndex:
         return self._versions
 
 
-def module_overloads(obj: Any) -> dict[str, Any]:
-    """Stub functions defined only by `@overload`s live apart from the members."""
-    overloads = getattr(obj, "overloads", None)
-    return dict(overloads) if overloads else {}
-
-
-def _parameters(signatures: Sequence[Any]) -> frozenset[str] | None:
-    """The keyword names any of `signatures` takes (None: one takes `**kwargs`)."""
-    names: set[str] = set()
-    for signature in signatures:
-        for parameter in signature.parameters:
-            kind = str(parameter.kind.value)
-            if kind == "variadic keyword":
-                return None
-            if kind in ("positional or keyword", "keyword-only"):
-                names.add(parameter.name)
-    return frozenset(names)
-
-
 # A package's test suites are no API: pandas ships 1,112 test modules of its 1,411, NumPy
 # 246 of 485, and reading them was most of the first check's time.
 TEST_PACKAGES = frozenset({"tests", "test", "conftest"})
@@ -349,55 +336,3 @@ def _finder_without_tests(search_paths: Sequence[Path]) -> Any:
             ]
 
     return Finder(search_paths)
-
-
-def final_target(obj: Any) -> Any | None:
-    """An alias's final target (None when it cannot be resolved)."""
-    if obj is None:
-        return None
-    if getattr(obj, "is_alias", False):
-        try:
-            return obj.final_target
-        except Exception:
-            return None
-    return obj
-
-
-def _module_is_dynamic(module: Any) -> bool:
-    """A module whose attributes cannot all be read: a `__getattr__` (unless its stub, the
-    contract, has none), or a wildcard import griffe could not expand."""
-    filepath = Path(str(module.filepath)) if module.filepath else None
-    if filepath is None:
-        return True
-    stub = filepath.with_suffix(".pyi")
-    if stub.is_file():
-        text = stub.read_text(encoding="utf-8", errors="replace")
-        return re.search(r"^def __getattr__|^from \S+ import \*", text, re.MULTILINE) is not None
-    if "__getattr__" in module.members:
-        return True
-    try:
-        text = filepath.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return True
-    if "globals()[" in text or "setattr(sys.modules" in text:
-        return True
-    # griffe expands wildcard imports from its own package; one from elsewhere (a C
-    # module, another package) may bring names it never read.
-    top = str(module.path).partition(".")[0]
-    # Indentation within the line: `^\s*` would rescan a run of blank lines from each.
-    for source in re.findall(r"^[^\S\n]*from\s+(\S+)\s+import\s+\*", text, re.MULTILINE):
-        if not source.startswith(".") and source.partition(".")[0] != top:
-            return True
-    return False
-
-
-def _class_is_dynamic(cls: Any) -> bool:
-    """A class that gains members at run time: a metaclass (but `ABCMeta`, which adds
-    none a program calls), or a decorator such as `dataclass` (fields are kept, but the
-    generated methods are not read)."""
-    for decorator in getattr(cls, "decorators", None) or ():
-        if _DYNAMIC_CLASS_DECORATORS.search(str(decorator.value)):
-            return True
-    keywords = getattr(cls, "keywords", None) or {}
-    metaclass = keywords.get("metaclass")
-    return metaclass is not None and str(metaclass).rpartition(".")[2] != "ABCMeta"

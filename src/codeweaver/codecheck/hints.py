@@ -14,7 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from codeweaver.codecheck.api import ApiIndex, final_target
+from codeweaver.codecheck.api import ApiIndex
+from codeweaver.codecheck.griffe_objects import final_target
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,8 @@ import ast
 import logging
 from typing import Any
 
-from codeweaver.codecheck.api import ApiIndex, final_target, module_overloads
+from codeweaver.codecheck.api import ApiIndex
+from codeweaver.codecheck.griffe_objects import final_target, module_overloads
 
 logger = logging.getLogger(__name__)
 

@@ -102,7 +102,7 @@ def _local(name: str, settings: Settings, progress: ProgressCallback | None) -> 
         n_ctx=settings.llm_context,
         n_threads=settings.llm_threads,
         temperature=settings.temperature,
-        max_tokens=settings.llm_max_tokens,
+        max_tokens=settings.max_tokens,
         cache_dir=settings.models_dir,
     )
 
@@ -147,7 +147,7 @@ def _openai(name: str, settings: Settings, progress: ProgressCallback | None) ->
         # is full, and samples with a random seed. `max_tokens` goes in the body as is:
         # the client renames the field to `max_completion_tokens`, which llama.cpp's
         # server ignores; vLLM, Ollama and LM Studio read `max_tokens` too.
-        extra_body={"max_tokens": settings.llm_max_tokens},
+        extra_body={"max_tokens": settings.max_tokens},
         seed=0,
     )
 

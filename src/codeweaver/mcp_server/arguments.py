@@ -12,7 +12,11 @@ from typing import Annotated, Literal
 
 from pydantic import Field, ValidationError
 
-from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError, validate_question
+from codeweaver.agent.rules.input_check import (
+    MAX_QUESTION_CHARS,
+    InvalidQuestionError,
+    validate_question,
+)
 from codeweaver.memory.sessions import SESSION_ID
 
 MAX_QUERY_CHARS = 500

@@ -175,7 +175,7 @@ class McpExtension:
         # Built here, not at install: the settings (which tools to list) arrive with the
         # app's start.
         self.server = build_server(service, settings=settings)
-        self.endpoint.requests = InFlight(settings.mcp_sessions_per_user)
+        self.endpoint.requests = InFlight(settings.mcp_sessions)
         # A session manager runs once: a new one for each time the app starts.
         self.server.streamable_http_app(
             streamable_http_path=self.path,

@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from codeweaver.agent.versions import names_in
+from codeweaver.agent.answering.versions import names_in
 
 MAX_PACKAGES = 200
 MAX_VERSION_CHARS = 64

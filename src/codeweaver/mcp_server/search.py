@@ -1,7 +1,9 @@
 """The `search_*` tools: which sources each asks, and asking them at once.
 
-A tool answers when at least one of its sources does; the others are named with why
-(`source_status`), and a tool error says why when none could.
+The tools come from what each source declares where it registers (`SourceInfo.mcp_tool`);
+a tool asks its sources in the order the search nodes list them. A tool answers when at
+least one of its sources does; the others are named with why (`source_status`), and a
+tool error says why when none could.
 """
 
 from __future__ import annotations
@@ -13,35 +15,56 @@ from dataclasses import dataclass, field
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from codeweaver.agent.search_nodes import SEARCH_NODES
 from codeweaver.mcp_server.render import one_line
 from codeweaver.mcp_server.structured import SourceProblem
-from codeweaver.sources.base import Source, SourceError
+from codeweaver.sources.base import McpTool, Source, source_info, source_infos
+from codeweaver.sources.calling import Failed, search_safely
 from codeweaver.vocabulary import Intent, SearchResult
 
 logger = logging.getLogger(__name__)
 
-# Which sources each search tool asks, and the intent it searches them with.
-SEARCH_TOOLS: dict[str, tuple[tuple[str, ...], Intent]] = {
-    "search_docs": (("installed_docs", "python_docs", "npm_docs"), "learning"),
-    "search_stackoverflow": (("stackoverflow",), "debugging"),
-    "search_github": (("github", "github_issues"), "debugging"),
-    "search_code": (("local_code",), "learning"),
-    "search_knowledge_base": (("knowledge_base",), "learning"),
-}
-# The sources that search this machine only (their classes say `offline = True`); every
-# other one, plugins included, is taken to reach the network.
-LOCAL_SOURCES = frozenset(
-    {"installed_docs", "python_docs", "npm_docs", "local_code", "knowledge_base"}
-)
+
+@dataclass(frozen=True)
+class SearchToolRow:
+    """One `search_*` tool and the sources it asks, in order."""
+
+    tool: McpTool
+    sources: tuple[str, ...]
+
+
+def search_tools() -> dict[str, SearchToolRow]:
+    """Every search tool a registered source declares, with the sources that name it."""
+    infos = source_infos()
+    in_nodes = [name for row in SEARCH_NODES.values() for name in row.sources if name in infos]
+    ordered = [*dict.fromkeys(in_nodes), *(name for name in infos if name not in in_nodes)]
+    declared: dict[str, McpTool] = {}
+    for name in ordered:
+        tool = infos[name].mcp_tool
+        if isinstance(tool, McpTool):
+            declared.setdefault(tool.name, tool)
+    members: dict[str, list[str]] = {}
+    for name in ordered:
+        tool_name = infos[name].mcp_tool_name
+        if tool_name is None:
+            continue
+        if tool_name not in declared:
+            logger.warning("source %r names MCP tool %r, which no source declares", name, tool_name)
+            continue
+        members.setdefault(tool_name, []).append(name)
+    return {
+        name: SearchToolRow(declared[name], tuple(sources)) for name, sources in members.items()
+    }
 
 
 def reaches_network(names: Iterable[str]) -> bool:
-    """Whether searching `names` may reach the network (the tool's `openWorldHint`)."""
-    return any(name not in LOCAL_SOURCES for name in names)
+    """Whether searching `names` may reach the network (the tool's `openWorldHint`): a
+    source reaches it unless it says it is offline (plugins without a word included)."""
+    return any(not source_info(name).offline for name in names)
 
 
 @dataclass
-class Found:
+class Searched:
     """What a search found, and which of the sources asked could not answer."""
 
     results: list[SearchResult] = field(default_factory=list)
@@ -58,9 +81,9 @@ async def search_sources(
     intent: Intent,
     limit: int,
     timeout: float,
-) -> Found:
+) -> Searched:
     """Search the usable ones of `names` at once; a tool error when none could answer."""
-    found = Found()
+    found = Searched()
     absent: list[str] = []
     usable: list[Source] = []
     for name in names:
@@ -77,32 +100,20 @@ async def search_sources(
             found.problems.append(SourceProblem(
                 source=name, state="skipped", reason=one_line(status.reason or status.state, 300)
             ))  # fmt: skip
-    answers = await asyncio.gather(*(_search_one(s, query, intent, limit, timeout) for s in usable))
+    answers = await asyncio.gather(
+        *(search_safely(s, query, intent, limit, timeout=timeout) for s in usable)
+    )
     answered = 0
     for answer in answers:
-        if isinstance(answer, SourceProblem):
-            found.problems.append(answer)
+        if isinstance(answer, Failed):
+            found.problems.append(SourceProblem(
+                source=one_line(answer.source, 60),
+                state="timeout" if answer.kind == "timeout" else "failed",
+                reason=one_line(answer.reason, 300),
+            ))  # fmt: skip
         else:
             answered += 1
-            found.results.extend(answer)
+            found.results.extend(answer.results)
     if answered == 0:
         raise ToolError("; ".join([*found.notes(), *absent]) or "no source to search")
     return found
-
-
-async def _search_one(
-    source: Source, query: str, intent: Intent, limit: int, timeout: float
-) -> list[SearchResult] | SourceProblem:
-    """The results, or why there are none."""
-    name = one_line(source.name, 60)
-    try:
-        return await asyncio.wait_for(source.search(query, intent, limit), timeout)
-    except SourceError as exc:
-        return SourceProblem(source=name, state="failed", reason=one_line(exc, 300))
-    except TimeoutError:
-        return SourceProblem(
-            source=name, state="timeout", reason=f"no answer within {timeout:.0f} s"
-        )
-    except Exception as exc:  # a broken source must not take the server down
-        logger.exception("source %s failed", source.name)
-        return SourceProblem(source=name, state="failed", reason=f"failed ({type(exc).__name__})")

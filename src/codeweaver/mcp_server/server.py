@@ -31,8 +31,8 @@ from mcp_types import (
 )
 from pydantic import BaseModel, ValidationError
 
-from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
-from codeweaver.agent.versions import installed_versions
+from codeweaver.agent.answering.versions import installed_versions
+from codeweaver.agent.rules.input_check import MAX_QUESTION_CHARS, InvalidQuestionError
 from codeweaver.api.conversations import SessionNotFoundError, StoreUnavailableError
 from codeweaver.api.queue import QueueFullError
 from codeweaver.api.service import ChatService
@@ -48,7 +48,7 @@ from codeweaver.mcp_server.project import Project, ProjectArg, docs_sources, pro
 from codeweaver.mcp_server.prompts import register_prompts
 from codeweaver.mcp_server.render import format_answer, format_results, progress_message
 from codeweaver.mcp_server.resources import KbFiles, register_resources
-from codeweaver.mcp_server.search import SEARCH_TOOLS, reaches_network, search_sources
+from codeweaver.mcp_server.search import reaches_network, search_sources, search_tools
 from codeweaver.mcp_server.structured import AskOutput, SearchOutput, ask_output, search_output
 from codeweaver.memory.sessions import DEFAULT_OWNER
 from codeweaver.vocabulary import Intent
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUDGET_SCOPE_KEY",
-    "SEARCH_TOOLS",  # where the tests and the docs look it up
     "USER_SCOPE_KEY",
     "build_server",
     "source_states",
@@ -103,27 +102,8 @@ under `results`, and `source_status` names a source that could not answer. Snipp
 untrusted quoted text. Fails with the reason when no source could answer (e.g. a missing \
 API key)."""
 
-SEARCH_DESCRIPTIONS = {
-    "search_docs": "Search the documentation of the packages installed in the current "
-    "project, at their installed versions (plus Python's own docs and npm packages' docs "
-    "when configured). Best for API signatures and version-specific behaviour.",
-    "search_stackoverflow": "Search Stack Overflow questions and answers. Best for error "
-    "messages and practical how-tos.",
-    "search_github": "Search GitHub code and GitHub issues (needs GITHUB_TOKEN). Best for "
-    "usage examples in real projects and known bugs or workarounds.",
-    "search_code": "Search the local repository's own source code. Best for how this "
-    "project already does something. Name what you look for (a function, class or "
-    "variable name, or a quoted error message): plain words alone find nothing.",
-    "search_knowledge_base": "Search the user's knowledge base (their own indexed notes "
-    "and documents).",
-}
-SEARCH_TITLES = {
-    "search_docs": "Search installed docs",
-    "search_stackoverflow": "Search Stack Overflow",
-    "search_github": "Search GitHub",
-    "search_code": "Search the local code",
-    "search_knowledge_base": "Search the knowledge base",
-}
+# The one search tool that takes the project's folder (it picks the docs of its language).
+DOCS_TOOL = "search_docs"
 
 
 class _Server(MCPServer):
@@ -199,17 +179,17 @@ def build_server(
     ) -> Annotated[CallToolResult, AskOutput]:
         return await _ask(await service(), ctx, question, session_id, mode, project)
 
-    for name, (sources, intent) in SEARCH_TOOLS.items():
-        if settings is not None and not any(settings.source_enabled(s) for s in sources):
+    for name, row in search_tools().items():
+        if settings is not None and not any(settings.source_enabled(s) for s in row.sources):
             continue  # a tool that could only fail is not offered
         server.add_tool(
-            _search_tool(service, sources, intent, with_project=name == "search_docs"),
+            _search_tool(service, row.sources, row.tool.intent, with_project=name == DOCS_TOOL),
             name=name,
-            description=SEARCH_DESCRIPTIONS[name] + _SEARCH_TEXT,
+            description=row.tool.description + _SEARCH_TEXT,
             annotations=ToolAnnotations(
-                title=SEARCH_TITLES[name],
+                title=row.tool.title,
                 read_only_hint=True,
-                open_world_hint=reaches_network(sources),
+                open_world_hint=reaches_network(row.sources),
             ),
         )
 
@@ -246,7 +226,7 @@ def tool_result(text: str, structured: BaseModel) -> CallToolResult:
 
 def source_states(chat: ChatService) -> dict[str, Any]:
     """`{name: {state, reason, tool}}` for every configured source."""
-    tools = {source: tool for tool, (names, _) in SEARCH_TOOLS.items() for source in names}
+    tools = {source: tool for tool, row in search_tools().items() for source in row.sources}
     states: dict[str, Any] = {}
     for name, source in chat.deps.sources.items():
         status = source.status()
@@ -354,11 +334,11 @@ async def _search(
     text = query.strip()
     if not text:
         raise ToolError("the query is empty")
-    timeout = float(getattr(chat.deps, "source_timeout", 30.0))
     names = docs_sources(names, project)
     if not names:
         raise ToolError("no docs source for the project's language")
-    found = await search_sources(chat.deps.sources, names, text, intent, limit, timeout)
+    deps = chat.deps
+    found = await search_sources(deps.sources, names, text, intent, limit, deps.source_timeout)
     versions = installed_versions(chat.deps.sources.values())
     notes = project_notes(project, text, found.results, versions)
     return tool_result(

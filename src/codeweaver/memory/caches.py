@@ -16,7 +16,7 @@ def build_cache(settings: Settings) -> AnswerCache:
         from codeweaver.memory.semantic_cache import SemanticAnswerCache
         from codeweaver.memory.vector_store import open_collection
 
-        embedder = create_embedder(settings.embedding_model, settings)
+        embedder = create_embedder(settings.embeddings, settings)
         collection = open_collection(
             settings, "cache", embedder.name, embedder.dimension, keyword_fields=["key"]
         )

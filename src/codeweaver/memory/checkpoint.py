@@ -10,6 +10,8 @@ from pathlib import Path
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+from codeweaver.memory.store_check import sqlite_open_problem, sqlite_problem
+
 
 class ThreadStoreError(RuntimeError):
     """The thread database cannot be used; the message names it and what to do."""
@@ -22,8 +24,6 @@ async def sqlite_checkpointer(path: Path) -> AsyncIterator[AsyncSqliteSaver]:
     A folder that cannot be created or written, or a path SQLite cannot open, is named
     here, before aiosqlite's worker threads could fail on it.
     """
-    from codeweaver.memory.store_check import sqlite_open_problem, sqlite_problem
-
     problem = await asyncio.to_thread(sqlite_open_problem, path)
     if problem is not None:
         raise ThreadStoreError(problem.detail)

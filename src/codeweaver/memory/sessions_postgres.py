@@ -14,15 +14,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from codeweaver.memory.checkpoint import ThreadStoreError
-from codeweaver.memory.sessions import (
-    OnWait,
-    Release,
-    SharedLock,
-    SqlSessionIndex,
-    ThreadLocks,
-    ThreadStore,
-    finish,
-)
+from codeweaver.memory.session_index import SqlSessionIndex
+from codeweaver.memory.thread_locks import OnWait, Release, SharedLock, ThreadLocks, finish
+from codeweaver.memory.thread_store import ThreadStore
 
 # The advisory lock taken while the tables are created or migrated (any fixed number).
 _SETUP_LOCK = 0x436F6465576561  # "CodeWea"

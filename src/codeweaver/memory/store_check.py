@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from codeweaver.memory.sessions import ThreadStore
+    from codeweaver.memory.thread_store import ThreadStore
 
 logger = logging.getLogger(__name__)
 

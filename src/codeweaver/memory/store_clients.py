@@ -82,7 +82,7 @@ class StoreLocation:
             key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
             return cls(key=f"url:{settings.qdrant_url}", url=settings.qdrant_url, api_key=key)
         folder = Path(settings.qdrant_path).expanduser().resolve()
-        return cls(key=f"path:{folder}", folder=folder, wait_seconds=settings.store_wait_seconds)
+        return cls(key=f"path:{folder}", folder=folder, wait_seconds=settings.store_wait)
 
 
 class _Handle:

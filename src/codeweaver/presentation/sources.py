@@ -1,7 +1,7 @@
 """The numbered sources of an answer, as every door shows them.
 
 The answer's citations are renumbered so the cited sources come first (see
-`agent.citations.cited_first`); the view marks which are cited, and doors list the
+`agent.answering.citations.cited_first`); the view marks which are cited, and doors list the
 cited ones and collapse the rest ("also retrieved, not cited"). Every field is cleaned
 here; Markdown doors also escape what could close a link or open markup.
 """

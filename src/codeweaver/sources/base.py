@@ -118,6 +118,39 @@ class Preparable(Protocol):
 
 SourceFactory = Callable[["Settings"], Source]
 
+
+@dataclass(frozen=True)
+class McpTool:
+    """An MCP search tool; the sources that name it are searched together by one call."""
+
+    name: str  # `search_<something>`
+    title: str
+    description: str  # what it searches and what it is best for
+    intent: Intent = "learning"  # the intent its sources are searched with
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """What the doors need to know of a source (never how to search it), declared where it
+    registers: its MCP tool, its `doctor --live` check and the secret it reads."""
+
+    # Its MCP tool, or the name of one another source declares (searched with it); None:
+    # not offered over MCP.
+    mcp_tool: McpTool | str | None = None
+    # It searches this machine only (its class says so too, with `offline = True`).
+    offline: bool = False
+    # A query the service surely has results for: `doctor --live` searches an online
+    # source for it (None: not checked).
+    probe_query: str | None = None
+    key: str | None = None  # the `Settings` secret it reads, shown in the key status
+    key_required: bool = False  # without `key` it cannot run, so it is not checked
+
+    @property
+    def mcp_tool_name(self) -> str | None:
+        tool = self.mcp_tool
+        return tool.name if isinstance(tool, McpTool) else tool
+
+
 # Built-in sources register themselves when their module is imported; other packages
 # register theirs under the `codeweaver.sources` entry-point group.
 SOURCES: Registry[SourceFactory] = Registry(
@@ -139,11 +172,41 @@ SOURCES: Registry[SourceFactory] = Registry(
         )
     ],
 )
-register_source = SOURCES.register  # decorator: `@register_source("name")`
+_INFO: dict[str, SourceInfo] = {}
+
+
+def register_source(
+    name: str, info: SourceInfo | None = None
+) -> Callable[[SourceFactory], SourceFactory]:
+    """Decorator: `@register_source("name", SourceInfo(...))` makes a factory available."""
+    register = SOURCES.register(name)
+
+    def decorate(factory: SourceFactory) -> SourceFactory:
+        _INFO[name] = info or SourceInfo()
+        return register(factory)
+
+    return decorate
+
+
+def unregister_source(name: str) -> None:
+    """Remove a source and what was declared of it (a test's cleanup, a plugin's swap)."""
+    SOURCES.unregister(name)
+    _INFO.pop(name, None)
 
 
 def source_names() -> list[str]:
     return SOURCES.names()
+
+
+def source_info(name: str) -> SourceInfo:
+    """What was declared of a registered source; an empty `SourceInfo` for one registered
+    without it (an entry point's bare factory) or not registered (taken to be online)."""
+    return _INFO.get(name, SourceInfo()) if name in SOURCES else SourceInfo()
+
+
+def source_infos() -> dict[str, SourceInfo]:
+    """Every registered source's `SourceInfo`, in name order."""
+    return {name: source_info(name) for name in source_names()}
 
 
 def create_source(name: str, settings: Settings) -> Source:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from codeweaver.sources.base import SourceError, SourceStatus, register_source
+from codeweaver.sources.base import McpTool, SourceError, SourceInfo, SourceStatus, register_source
 from codeweaver.sources.gh_format import build_query, fragments, path_language
 from codeweaver.sources.gh_limits import SECONDARY_LIMIT_SECONDS, github_client
 from codeweaver.sources.http import HttpPolicy, SourceUnavailable
@@ -129,6 +129,21 @@ class GitHubCodeSource:
         )
 
 
-@register_source("github")
+@register_source(
+    "github",
+    SourceInfo(
+        mcp_tool=McpTool(
+            "search_github",
+            "Search GitHub",
+            "Search GitHub code and GitHub issues (needs GITHUB_TOKEN). Best for usage "
+            "examples in real projects and known bugs or workarounds.",
+            intent="debugging",
+        ),
+        # Code search needs an identifier: a prose-only query builds no search at all.
+        probe_query="json.loads in Python",
+        key="github_token",
+        key_required=True,
+    ),
+)
 def make_github_source(settings: Settings) -> GitHubCodeSource:
     return GitHubCodeSource.from_settings(settings)

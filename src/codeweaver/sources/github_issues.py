@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from codeweaver.sources.base import SourceError, SourceStatus, register_source
+from codeweaver.sources.base import SourceError, SourceInfo, SourceStatus, register_source
 from codeweaver.sources.gh_issue_format import (
     answer_comment,
     build_issue_query,
@@ -236,6 +236,14 @@ def _count(item: dict[str, Any], key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-@register_source("github_issues")
+@register_source(
+    "github_issues",
+    SourceInfo(
+        mcp_tool="search_github",
+        # Issue search needs an error line or an identifier too; it runs without a token.
+        probe_query="AttributeError: 'DataFrame' object has no attribute 'append'",
+        key="github_token",
+    ),
+)
 def make_github_issues_source(settings: Settings) -> GitHubIssuesSource:
     return GitHubIssuesSource.from_settings(settings)

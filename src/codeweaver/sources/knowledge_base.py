@@ -5,9 +5,17 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from codeweaver.sources.base import PhaseProgress, SourceError, SourceStatus, register_source
+from codeweaver.sources.base import (
+    McpTool,
+    PhaseProgress,
+    SourceError,
+    SourceInfo,
+    SourceStatus,
+    register_source,
+)
 from codeweaver.vocabulary import Intent, SearchResult
 
 if TYPE_CHECKING:
@@ -27,8 +35,9 @@ class KnowledgeBaseSource:
     name = "knowledge_base"
     offline = True  # the same query always finds the same: see `Source.offline`
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.settings = settings
+        self._clock = clock
         self._lock = threading.Lock()
         self._status: SourceStatus | None = None
         self._status_generation = -1
@@ -36,18 +45,18 @@ class KnowledgeBaseSource:
         self._kb: KnowledgeBase | None = None
 
     def status(self) -> SourceStatus:
-        from codeweaver.kb.store import generation
+        from codeweaver.kb.changes import generation
 
         with self._lock:
             # Cached until this process changes the knowledge base or a few seconds pass;
             # a store that could not be opened is asked again next time.
-            fresh = time.monotonic() - self._status_at < STATUS_SECONDS
+            fresh = self._clock() - self._status_at < STATUS_SECONDS
             if self._status is not None and self._status_generation == generation() and fresh:
                 return self._status
             status, lasting = self._check()
             self._status = status if lasting else None
             self._status_generation = generation()
-            self._status_at = time.monotonic()
+            self._status_at = self._clock()
             return status
 
     def _check(self) -> tuple[SourceStatus, bool]:
@@ -120,6 +129,16 @@ def _file_uri(path: str) -> str:
         return f"file://{path}"
 
 
-@register_source("knowledge_base")
+@register_source(
+    "knowledge_base",
+    SourceInfo(
+        mcp_tool=McpTool(
+            "search_knowledge_base",
+            "Search the knowledge base",
+            "Search the user's knowledge base (their own indexed notes and documents).",
+        ),
+        offline=True,
+    ),
+)
 def create_knowledge_base_source(settings: Settings) -> KnowledgeBaseSource:
     return KnowledgeBaseSource(settings)

@@ -1,6 +1,6 @@
 """`LocalCodeSource`: searches the user's own code, for debugging and code-review questions.
 
-Folders come from `Settings.local_code_paths` (separated by `os.pathsep`), else the git
+Folders come from `Settings.code_paths` (separated by `os.pathsep`), else the git
 repository holding the working directory. Each search walks them as git would (see
 `code_scan.list_files`), reads the text files and scores lines by the query's terms, rarer
 terms weighing more (idf over the files read). Scores are `raw / (raw + 0.6 × query mass)`
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codeweaver.sources.base import SourceError, SourceStatus, register_source
+from codeweaver.sources.base import McpTool, SourceError, SourceInfo, SourceStatus, register_source
 from codeweaver.sources.code_scan import (
     CONTEXT_LINES,
     DEFINITION,
@@ -54,11 +54,12 @@ DEFAULT_MAX_SECONDS = 3.0
 DEFAULT_LISTING_TTL = 30.0
 # Precision first: a result must be anchored (it defines a name asked about, or holds one
 # of the question's identifiers or quoted phrases) and score at least this. Measured with
-# `bench/local_code_bar.py`: of the 392 StackEval questions the rules send here (none about
-# the code searched), 21 find a result in this repository and 6 in click's, against 392
-# and 357 with plain words at 0.13; of 80 click fix commits (the subject as the question,
-# at the parent commit), 18 find a changed file in the top 5, against 40: a question that
-# names nothing in the code now gets no code rather than code sharing its words.
+# `codeweaver_eval.bench.local_code_bar`: of the 392 StackEval questions the rules send
+# here (none about the code searched), 21 find a result in this repository and 6 in
+# click's, against 392 and 357 with plain words at 0.13; of 80 click fix commits (the
+# subject as the question, at the parent commit), 18 find a changed file in the top 5,
+# against 40: a question that names nothing in the code now gets no code rather than code
+# sharing its words.
 MIN_SCORE = 0.45
 MAX_HITS_PER_FILE = 3
 # Hits whose context windows would touch become one result spanning both.
@@ -340,6 +341,18 @@ class LocalCodeSource:
         return outcome.results
 
 
-@register_source(SOURCE_NAME)
+@register_source(
+    SOURCE_NAME,
+    SourceInfo(
+        mcp_tool=McpTool(
+            "search_code",
+            "Search the local code",
+            "Search the local repository's own source code. Best for how this project "
+            "already does something. Name what you look for (a function, class or variable "
+            "name, or a quoted error message): plain words alone find nothing.",
+        ),
+        offline=True,
+    ),
+)
 def _factory(settings: Settings) -> LocalCodeSource:
-    return LocalCodeSource(settings.local_code_paths)
+    return LocalCodeSource(settings.code_paths)

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from codeweaver.sources.base import SourceError, SourceStatus, register_source
+from codeweaver.sources.base import McpTool, SourceError, SourceInfo, SourceStatus, register_source
 from codeweaver.sources.http import HttpPolicy, SourceHttpClient, is_rate_limited
 from codeweaver.sources.query_shapes import (
     MAX_QUERY_CHARS,
@@ -391,6 +391,9 @@ class StackOverflowSource:
         )
 
 
-@register_source("stackoverflow")
+@register_source("stackoverflow", SourceInfo(McpTool(
+    "search_stackoverflow", "Search Stack Overflow", "Search Stack Overflow questions and "
+    "answers. Best for error messages and practical how-tos.", intent="debugging"),
+    probe_query="python list comprehension", key="stackexchange_key"))  # fmt: skip
 def make_stackoverflow_source(settings: Settings) -> StackOverflowSource:
     return StackOverflowSource.from_settings(settings)

@@ -23,6 +23,7 @@ from codeweaver.sources.base import (
     FailureKind,
     Source,
     SourceError,
+    SourceInfo,
     SourceStatus,
     register_source,
 )
@@ -157,7 +158,7 @@ class TavilyDocsSource:
         domains: DocsDomains | None = None
         problem: str | None = None
         try:
-            domains = load_domains(settings.docs_domains_file)
+            domains = load_domains(settings.docs_domains)
         except DocsDomainsError as exc:
             # Falling back to the defaults would silently ignore the user's table.
             problem = str(exc)
@@ -244,6 +245,9 @@ class TavilyDocsSource:
         return mapped[:limit]
 
 
-@register_source(SOURCE_NAME)
+@register_source(
+    SOURCE_NAME,
+    SourceInfo(probe_query="python json.loads", key="tavily_api_key", key_required=True),
+)
 def create_tavily_docs(settings: Settings) -> Source:
     return TavilyDocsSource.from_settings(settings)

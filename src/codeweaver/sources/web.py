@@ -36,6 +36,7 @@ from codeweaver.sources.base import (
     FailureKind,
     Source,
     SourceError,
+    SourceInfo,
     SourceStatus,
     register_source,
 )
@@ -233,6 +234,6 @@ def _short(exc: BaseException, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-@register_source(SOURCE_NAME)
+@register_source(SOURCE_NAME, SourceInfo(probe_query="python list comprehension"))
 def create_web(settings: Settings) -> Source:
     return WebSource.from_settings(settings)

@@ -92,11 +92,3 @@ _CODE_SEARCH_VAGUE_TEXT = """
 #: The local code scan: words of a debugging question that say nothing about where in the
 #: code to look.
 CODE_SEARCH_VAGUE = frozenset(_CODE_SEARCH_VAGUE_TEXT.split())
-
-# The loopback Stack Exchange server's title search (`bench/`): the words its imitation of
-# the site's search drops, short because the site's own search keeps most words.
-STACKEXCHANGE_SEARCH_STOPWORDS = frozenset(
-    "a an and are as at be but by can could do does for from how i if in into is it its me "
-    "my no not of on or so such that the their then there these they this to was what when "
-    "where which while who why will with would you your".split()
-)

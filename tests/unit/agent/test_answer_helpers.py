@@ -11,7 +11,7 @@ from pathlib import Path
 from langchain_core.messages import BaseMessage
 
 from codeweaver.agent import prompts
-from codeweaver.agent.grounding import warning
+from codeweaver.agent.answering.grounding import warning
 from codeweaver.agent.nodes.answer import EMPTY_ANSWER, write_answer
 from codeweaver.agent.nodes.check import grade
 from codeweaver.agent.runner import Assistant, RunResult

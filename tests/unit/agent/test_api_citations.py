@@ -11,18 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from codeweaver.agent import prompts
-from codeweaver.agent.api_citations import (
+from codeweaver.agent.answering.api_citations import (
     answer_code,
     cite_checked_apis,
     cite_used_apis,
     uncite_namesakes,
     uses_api,
 )
-from codeweaver.agent.grounding import check_grounding
+from codeweaver.agent.answering.grounding import check_grounding
 from codeweaver.agent.runner import Assistant
 from codeweaver.agent.state import SearchResult
 from codeweaver.agent.user_text import say
+from codeweaver_eval.prompts import bare_messages
 from tests.fakes import FakeSource, make_deps
 
 
@@ -128,7 +128,7 @@ async def test_the_graph_answers_with_the_bare_prompt_and_cites_the_page_it_used
     deps, llm = make_deps(tmp_path, {"generate_answer": EXTEND_ANSWER}, [FakeSource(results=pages)])
     result = await Assistant(deps).ask(question)
     (_task, messages), *_ = [c for c in llm.calls if c[0] == "generate_answer"]
-    assert [m.content for m in messages] == [m.content for m in prompts.bare_messages(question)]
+    assert [m.content for m in messages] == [m.content for m in bare_messages(question)]
     assert [s.get("api") for s in result.sources] == ["builtins.dict.update"]
     assert "`update` method [1]." in result.answer
     assert say("no_source_note", "en") not in result.answer

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codeweaver.agent.grounding import GroundingReport
+from codeweaver.agent.answering.grounding import GroundingReport
 from codeweaver.agent.runner import Assistant
 from tests.fakes import FakeSource, make_deps
 

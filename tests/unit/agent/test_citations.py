@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codeweaver.agent.citations import (
+from codeweaver.agent.answering.citations import (
     attribute_citations,
     drop_unknown_citations,
     remove_citations,

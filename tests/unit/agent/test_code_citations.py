@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from codeweaver.agent.code_citations import cite_copied_code, copies_code
-from codeweaver.agent.grounding import check_grounding
+from codeweaver.agent.answering.code_citations import cite_copied_code, copies_code
+from codeweaver.agent.answering.grounding import check_grounding
 from codeweaver.agent.state import SearchResult
 
 # StackEval "Repeat items in list to required length": its accepted answer, as the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codeweaver.agent.nodes.refine_results import filter_and_score, summarize_results
+from codeweaver.agent.nodes.search_subgraph import filter_and_score, summarize_results
 from tests.fakes import doc, make_deps
 
 

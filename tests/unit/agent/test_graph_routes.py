@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
-from codeweaver.agent.input_check import InvalidQuestionError
+from codeweaver.agent.rules.input_check import InvalidQuestionError
 from codeweaver.agent.runner import Assistant
 from codeweaver.agent.user_text import say
 from codeweaver.sources.base import SourceError

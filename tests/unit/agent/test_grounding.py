@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from codeweaver.agent.grounding import check_grounding, lexical_verdict, split_claims, warning
+from codeweaver.agent.answering.grounding import (
+    check_grounding,
+    lexical_verdict,
+    split_claims,
+    warning,
+)
 from codeweaver.agent.runner import Assistant
 from codeweaver.llm.scripted import ScriptedChatModel
 from tests.fakes import FakeSource, doc, make_deps
@@ -166,14 +171,14 @@ async def test_the_check_can_be_turned_off(tmp_path: Path) -> None:
         tmp_path,
         {"classify_intent": '{"intent": "learning"}', "generate_answer": INVENTED},
         [FakeSource(results=[SOURCE])],
-        grounding_check=False,
+        grounding=False,
     )
     result = await Assistant(deps).ask("How do I sort a list in Python?")
     assert result.answer == INVENTED and llm.tasks().count("generate_answer") == 1
 
 
 def test_warning_speaks_the_answer_language() -> None:
-    from codeweaver.agent.grounding import ClaimVerdict, GroundingReport
+    from codeweaver.agent.answering.grounding import ClaimVerdict, GroundingReport
 
     claim = split_claims(CONTRADICTING)[0]
     verdict = ClaimVerdict(claim, False, 1.0, "it adds 'not'", contradicts=True)
@@ -190,7 +195,7 @@ async def test_unchecked_answers_are_cached_failed_ones_never(tmp_path: Path) ->
         tmp_path,
         {"classify_intent": '{"intent": "learning"}', "generate_answer": INVENTED},
         [FakeSource(results=[SOURCE])],
-        grounding_check=False,
+        grounding=False,
     )
     await Assistant(deps).ask("How do I sort a list in Python?")
     assert deps.cache.lookup("How do I sort a list in Python?") is not None

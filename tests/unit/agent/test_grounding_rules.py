@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from codeweaver.agent.grounding import check_grounding, lexical_verdict, split_claims
-from codeweaver.agent.restatement import align, best_alignment
+from codeweaver.agent.answering.grounding import check_grounding, lexical_verdict, split_claims
+from codeweaver.agent.answering.restatement import align, best_alignment
 from codeweaver.agent.runner import Assistant
 from codeweaver.agent.state import SearchResult
-from codeweaver.evaluation.grounding_eval import GroundingCase, load_cases
 from codeweaver.words.markers import cited_numbers
+from codeweaver_eval.grounding_eval import GroundingCase, load_cases
 from tests.fakes import FakeSource, doc, make_deps
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "grounding"

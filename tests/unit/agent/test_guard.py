@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from codeweaver.agent.guard import (
+from codeweaver.agent.rules.guard import (
     depends_on_context,
     followup_type,
     guard,
     question_candidates,
 )
-from codeweaver.agent.language import answer_language, detect_language
+from codeweaver.agent.rules.language import answer_language, detect_language
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from codeweaver.agent.guard import guard, independent_questions, question_candidates
 from codeweaver.agent.nodes.plan import plan_by_rules
-from codeweaver.evaluation.metrics import questions_match
+from codeweaver.agent.rules.guard import guard, independent_questions, question_candidates
+from codeweaver_eval.metrics import questions_match
 
 SPLIT = Path(__file__).parents[2] / "fixtures" / "split"
 

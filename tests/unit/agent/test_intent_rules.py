@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from codeweaver.agent.intent import rule_intent
+from codeweaver.agent.rules.intent import rule_intent
 
 
 @pytest.mark.parametrize(

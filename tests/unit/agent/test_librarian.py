@@ -10,25 +10,23 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from typer.testing import CliRunner
 
-from codeweaver.agent.input_check import UnknownModeError
 from codeweaver.agent.librarian import MAX_STEPS, build_librarian_graph
 from codeweaver.agent.librarian.graph import LIBRARIAN_NODES
 from codeweaver.agent.librarian.protocol import Decision
+from codeweaver.agent.rules.input_check import UnknownModeError
 from codeweaver.agent.runner import Assistant, RunEvent, RunResult
 from codeweaver.agent.user_text import say
-from codeweaver.api.app import create_app
-from codeweaver.api.background import serve_in_thread
 from codeweaver.cli.app import app as cli_app
 from codeweaver.codecheck import ApiIndex, CodeChecker
 from codeweaver.llm.scripted import Reply, ScriptedChatModel
 from codeweaver.llm.structured import message_text
 from tests.fakes import FakeSource, SourceError, doc, make_deps
+from tests.servers import app_client
 
 QUESTION = "How do I read a file line by line in Python?"
 # Each sentence restates its source, so the grounding check passes by words alone.
@@ -344,15 +342,12 @@ def test_api_streams_the_librarian_and_records_its_mode(tmp_path: Path) -> None:
     steps = [decide("search_official_docs", "read lines", "search the docs"), decide("answer")]
     deps, llm = make_deps(tmp_path, script(steps), sources=[FakeSource(results=[doc(1), doc(2)])])
     body = {"message": QUESTION, "mode": "librarian"}
-    with (
-        serve_in_thread(create_app(deps.settings, deps=deps)) as url,
-        httpx.stream("POST", f"{url}/api/chat/stream", json=body, timeout=30) as response,
-    ):
+    with app_client(deps) as api, api.stream("POST", "/api/chat/stream", json=body) as response:
         assert response.status_code == 200
         events = list(sse_events(response.iter_lines()))
-        bad = httpx.post(f"{url}/api/chat", json={**body, "mode": "oracle"}, timeout=30)
+        bad = api.post("/api/chat", json={**body, "mode": "oracle"})
         session = events[-1]["data"]["session_id"]
-        history = httpx.get(f"{url}/api/sessions/{session}", timeout=30).json()["history"]
+        history = api.get(f"/api/sessions/{session}").json()["history"]
 
     kinds = [e["event"] for e in events if e["event"] not in ("queue", "progress")]
     collapsed = [k for i, k in enumerate(kinds) if i == 0 or k != kinds[i - 1]]

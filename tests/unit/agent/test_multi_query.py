@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from codeweaver.agent.queries import error_query, query_variations
+from codeweaver.agent.rules.queries import error_query, query_variations
 from codeweaver.agent.runner import Assistant
 from codeweaver.sources.base import SourceError
 from tests.fakes import FakeSource, doc, docs, make_deps

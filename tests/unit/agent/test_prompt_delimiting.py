@@ -18,6 +18,7 @@ from codeweaver.agent import prompts
 from codeweaver.agent.prompts import librarian
 from codeweaver.agent.prompts.delimit import OWN_TAGS, attribute_value, data_block, defuse
 from codeweaver.llm.structured import message_text
+from codeweaver_eval import prompts as eval_prompts
 
 # The outside tester's knowledge-base document.
 HOSTILE_DOC = (
@@ -50,10 +51,10 @@ def _scratchpad(text: str) -> list[dict[str, str]]:
 
 
 BUILDERS: dict[str, Builder] = {
-    "judge_answer": lambda t: prompts.judge_answer_messages(t, t, t),
+    "judge_answer": lambda t: eval_prompts.judge_answer_messages(t, t, t),
     "plan": prompts.plan_messages,
     "analyze": prompts.analyze_messages,
-    "intent": prompts.intent_messages,
+    "intent": eval_prompts.intent_messages,
     "refine": lambda t: prompts.refine_messages(t, t, "MORE_SPECIFIC"),
     "answer_en": lambda t: prompts.answer_messages(t, "en", "learning", _sources(t), t),
     "answer_ko": lambda t: prompts.answer_messages(t, "ko", "debugging", _sources(t), t),
@@ -62,7 +63,7 @@ BUILDERS: dict[str, Builder] = {
     "rewrite": lambda t: prompts.rewrite_messages(_history(t), t),
     "direct": lambda t: prompts.direct_messages(t, "en"),
     "history": lambda t: prompts.history_messages(_history(t), t, "en"),
-    "bare": prompts.bare_messages,
+    "bare": eval_prompts.bare_messages,
     "alone": lambda t: prompts.alone_messages(t, "ko"),
     "librarian_step": lambda t: librarian.librarian_step_messages(
         t, _history(t), [("search_web", "the web")], _scratchpad(t), 10

@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from codeweaver.agent.router import is_small_talk, route_message
+from codeweaver.agent.rules.router import is_small_talk, route_message
 from codeweaver.agent.runner import Assistant
 from tests.fakes import FakeSource, make_deps
 from tests.unit.agent.test_graph_routes import base_script, nodes_of

@@ -3,7 +3,7 @@ via ProsusAI/stack-eval; cited by line)."""
 
 from __future__ import annotations
 
-from codeweaver.agent.queries import general_query, query_variations, search_form
+from codeweaver.agent.rules.queries import general_query, query_variations, search_form
 
 # StackEval line 10, abridged: title, prose, code, prose.
 PYMONGO_POST = (

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +116,14 @@ async def test_a_turn_killed_without_cleanup_is_dropped_by_the_next(
     assistant, llm = assistant_with(tmp_path, InMemorySaver(), delay=5.0)
     await assistant.ask(FIRST, "t")
     payload = {"question": CUT_OFF, "messages": [HumanMessage(CUT_OFF)]}
+    source = assistant.deps.sources["installed_docs"]
+    assert isinstance(source, FakeSource)
+    asked = len(source.queries)
     killed = asyncio.ensure_future(assistant.graph.ainvoke(payload, thread()))
-    await asyncio.sleep(0.3)  # searching, with the question checkpointed
+    deadline = time.monotonic() + 10
+    while len(source.queries) == asked:  # until it searches, the question checkpointed
+        assert time.monotonic() < deadline, "the run never reached its search"
+        await asyncio.sleep(0.01)
     killed.cancel()
     with pytest.raises(asyncio.CancelledError):
         await killed

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from codeweaver.agent.input_check import InvalidQuestionError, validate_question
+from codeweaver.agent.rules.input_check import InvalidQuestionError, validate_question
 
 FAMILY = "👨\u200d👩\u200d👧\u200d👦"
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from codeweaver.agent import prompts
+from codeweaver.agent.answering.versions import dated_title, installed_versions, names_in
 from codeweaver.agent.nodes.answer import generate_answer
 from codeweaver.agent.state import SearchResult
-from codeweaver.agent.versions import dated_title, installed_versions, names_in
 from codeweaver.llm.scripted import ScriptedChatModel
 from codeweaver.llm.structured import message_text
 from codeweaver.sources.base import KnowsInstalledVersions

@@ -58,9 +58,7 @@ def test_a_missing_token_file_is_a_clear_error(tmp_path: Path) -> None:
 def test_settings_give_one_default_user_and_the_file_users(tmp_path: Path) -> None:
     path = tmp_path / "tokens"
     path.write_text("alice alice-secret-token-1\n")
-    settings = Settings(
-        data_dir=tmp_path, api_token=SecretStr(" main-token "), api_tokens_file=path
-    )
+    settings = Settings(data_dir=tmp_path, api_token=SecretStr(" main-token "), api_tokens=path)
     tokens = TokenTable.from_settings(settings)
     assert tokens.user_for("main-token") == DEFAULT_USER  # surrounding blanks dropped
     assert tokens.user_for("alice-secret-token-1") == "alice"
@@ -74,7 +72,7 @@ def test_the_same_token_for_two_users_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "tokens"
     path.write_text("alice shared-token-123456\n")
     settings = Settings(
-        data_dir=tmp_path, api_token=SecretStr("shared-token-123456"), api_tokens_file=path
+        data_dir=tmp_path, api_token=SecretStr("shared-token-123456"), api_tokens=path
     )
     with pytest.raises(TokenFileError, match="same token"):
         TokenTable.from_settings(settings)

@@ -9,14 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
+from starlette.testclient import TestClient
 
-from codeweaver.api.app import create_app
-from codeweaver.api.background import serve_in_thread
 from codeweaver.llm.scripted import echo_model
 from codeweaver.vocabulary import SearchResult
 from tests.fakes import FakeSource, make_deps
+from tests.servers import app_client
 
 QUESTION = "How do I read a file line by line in Python?"
 TITLE = "files.md\x1b]0;HIJACK\x07\x1b[31m <img src=x onerror=alert(1)> \u202eevil\u202c"
@@ -32,7 +31,7 @@ KB_DOC: SearchResult = {
 
 
 @pytest.fixture(scope="module")
-def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
     tmp: Path = tmp_path_factory.mktemp("titles")
     deps, _ = make_deps(
         tmp,
@@ -41,8 +40,8 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         api_rate_per_minute=1000,
         cache_enabled=False,
     )
-    with serve_in_thread(create_app(deps.settings, deps=deps)) as running:
-        yield running
+    with app_client(deps) as client:
+        yield client
 
 
 def _inert(payload: Any) -> None:
@@ -51,21 +50,19 @@ def _inert(payload: Any) -> None:
         assert bad not in text
 
 
-def test_the_answer_json_gives_the_title_cleaned(url: str) -> None:
-    body = httpx.post(f"{url}/api/chat", json={"message": QUESTION}, timeout=60).json()
+def test_the_answer_json_gives_the_title_cleaned(service: TestClient) -> None:
+    body = service.post("/api/chat", json={"message": QUESTION}).json()
     (source,) = body["sources"]
     assert source["title"] == CLEAN and source["url"] == "https://wiki.example/files#L1"
     assert source["attribution"] == "team wiki" and source["label"] == "knowledge base"
     _inert(body["sources"])
-    history = httpx.get(f"{url}/api/sessions/{body['session_id']}", timeout=30).json()
+    history = service.get(f"/api/sessions/{body['session_id']}").json()
     _inert(history["history"][1]["sources"])
     assert history["history"][1]["sources"][0]["title"] == CLEAN
 
 
-def test_the_stream_done_event_gives_the_title_cleaned(url: str) -> None:
-    with httpx.stream(
-        "POST", f"{url}/api/chat/stream", json={"message": QUESTION}, timeout=60
-    ) as response:
+def test_the_stream_done_event_gives_the_title_cleaned(service: TestClient) -> None:
+    with service.stream("POST", "/api/chat/stream", json={"message": QUESTION}) as response:
         lines = [line for line in response.iter_lines() if line.startswith("data: ")]
     done = json.loads(lines[-1][6:])
     assert done["sources"][0]["title"] == CLEAN

@@ -1,4 +1,5 @@
-"""The import contract in pyproject.toml holds, and it catches an import that runs upward."""
+"""The import contracts in pyproject.toml hold: no import runs upward through the layers,
+and the product never imports the measurement package; each catches its breach."""
 
 from __future__ import annotations
 
@@ -24,16 +25,34 @@ def lint(source_root: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_layers_hold() -> None:
+def copy_sources(tmp_path: Path) -> Path:
+    for package in ("codeweaver", "codeweaver_eval"):
+        shutil.copytree(ROOT / "src" / package, tmp_path / package)
+    return tmp_path
+
+
+def test_the_contracts_hold() -> None:
     result = lint(ROOT / "src")
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "1 kept, 0 broken" in result.stdout
+    assert "3 kept, 0 broken" in result.stdout
 
 
 def test_a_source_importing_the_service_breaks_the_contract(tmp_path: Path) -> None:
-    shutil.copytree(ROOT / "src" / "codeweaver", tmp_path / "codeweaver")
+    copy_sources(tmp_path)
     scoring = tmp_path / "codeweaver" / "sources" / "scoring.py"
     scoring.write_text(scoring.read_text() + "\nimport codeweaver.api.app  # upward\n")
     result = lint(tmp_path)
     assert result.returncode != 0
     assert "codeweaver.sources.scoring -> codeweaver.api.app" in result.stdout
+
+
+def test_the_product_importing_the_measurement_package_breaks_the_contract(
+    tmp_path: Path,
+) -> None:
+    copy_sources(tmp_path)
+    doctor = tmp_path / "codeweaver" / "cli" / "doctor.py"
+    doctor.write_text(doctor.read_text() + "\nimport codeweaver_eval.cli.app  # measurement\n")
+    result = lint(tmp_path)
+    assert result.returncode != 0
+    assert "The product never imports the measurement package BROKEN" in result.stdout
+    assert "codeweaver.cli.doctor -> codeweaver_eval.cli.app" in result.stdout

@@ -41,19 +41,13 @@ PACKAGE = Path(codeweaver.__file__).parent
 # that rescans a run from each of its positions), never cubic or exponential: regexploit
 # allows none of these.
 _ANSWER = "the model's answer, at most CODEWEAVER_MAX_TOKENS tokens: about 0.1 s at worst"
-_EVALUATION = "offline evaluation on the project's own data sets, never a served request"
 ALLOWED: dict[str, str] = {
     # A fence is an opening one only in context: each try must read on to know.
-    "codeweaver.agent.api_citations._FENCED": _ANSWER,
-    "codeweaver.agent.code_citations._CODE_BLOCK": _ANSWER,
+    "codeweaver.agent.answering.api_citations._FENCED": _ANSWER,
+    "codeweaver.agent.answering.code_citations._CODE_BLOCK": _ANSWER,
     "codeweaver.sources.installed_docs.embedding_text._SIGNATURE_SUMMARY": (
         "signatures of the installed packages' own documentation"
     ),
-    "codeweaver.evaluation.identifiers._FENCED": _EVALUATION,
-    "codeweaver.evaluation.identifiers._COMMAND_LINE": _EVALUATION,
-    "codeweaver.evaluation.identifiers._IMPORT": _EVALUATION,
-    "codeweaver.evaluation.identifiers._DEFINED": _EVALUATION,
-    "codeweaver/evaluation/stackexchange_corpus.py <[^>]+>": _EVALUATION,
 }
 
 # Which positional argument holds the flags, per `re` function.
@@ -180,7 +174,7 @@ def test_the_collection_sees_the_package() -> None:
     """The scan reads both kinds of pattern, so an empty report means something."""
     wheres = {item.where for item in patterns()}
     assert len(patterns()) > 200
-    assert "codeweaver.agent.guard._SEPARATOR" in wheres
+    assert "codeweaver.agent.rules.guard._SEPARATOR" in wheres
     assert any(where.startswith("codeweaver/kb/loaders.py:") for where in wheres)
 
 
@@ -312,7 +306,7 @@ def test_the_allow_list_names_real_patterns() -> None:
 def test_a_pattern_built_at_run_time_reads_a_padded_mention_fast() -> None:
     """`older_version` builds its pattern from each installed package's name, so the
     scan above never sees it: a name followed by 8,000 spaces took it 1.1 s."""
-    from codeweaver.agent.versions import older_version
+    from codeweaver.agent.answering.versions import older_version
 
     padded = "pandas" + " " * 8000 + "x"
     started = time.perf_counter()

@@ -116,7 +116,7 @@ def test_doctor_names_the_stores_the_service_would_open(
     assert stores["answer_cache"].startswith("semantic (")  # the default, not "exact match"
     assert stores["rate_limit"] == "in memory"
     monkeypatch.setenv("CODEWEAVER_CACHE_MODE", "exact")
-    monkeypatch.setenv("CODEWEAVER_REDIS_URL", "redis://:hunter2@127.0.0.1:6379/0")
+    monkeypatch.setenv("CODEWEAVER_REDIS_URL", "redis://:hunter2@127.0.0.1:1/0")  # never reached
     monkeypatch.setenv("DATABASE_URL", "postgresql://u:hunter2@db/x")
     result = CliRunner().invoke(app, ["doctor", "--json"])
     stores = json.loads(result.stdout)["stores"]

@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from fastapi import FastAPI
+import respx
 
-from codeweaver.api.background import serve_in_thread
 from codeweaver.cli.doctor import _model_report
 from tests.fakes import make_settings
 
+MODEL_SERVER = "http://models.example:8001"
 
-@pytest.fixture(scope="module")
-def model_server() -> Iterator[str]:
-    """`codeweaver model serve`'s info route and llama.cpp's model list."""
-    app = FastAPI()
 
-    @app.get("/codeweaver/model")
-    def info() -> dict[str, Any]:
-        return {"model": "qwen2.5-coder-1.5b", "concurrency": 1, "context": 4096}
-
-    with serve_in_thread(app) as url:
-        yield url
+@pytest.fixture
+def model_server(api: respx.MockRouter) -> str:
+    """`codeweaver model serve`'s info route, as it answers."""
+    info = {"model": "qwen2.5-coder-1.5b", "concurrency": 1, "context": 4096}
+    api.get(f"{MODEL_SERVER}/codeweaver/model").respond(200, json=info)
+    return MODEL_SERVER
 
 
 def test_a_reachable_server_is_named_with_what_it_serves(tmp_path: Path, model_server: str) -> None:

@@ -4,13 +4,8 @@ arguments that are not UTF-8 with a clear error instead of a traceback."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 from rich.console import Console
@@ -68,21 +63,18 @@ class FakeAssistant:
         yield RunEvent("token", text=HOSTILE)
         yield RunEvent("result", result=self._result(question, thread))
 
+    stream_checked = stream  # what the service runs
+
 
 @pytest.fixture
 def assistant(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeAssistant:
     fake = FakeAssistant()
-
-    @asynccontextmanager
-    async def open_assistant(deps: Any) -> AsyncIterator[FakeAssistant]:
-        yield fake
-
     monkeypatch.setenv("CODEWEAVER_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("CODEWEAVER_MODEL", "scripted:echo")
     monkeypatch.setenv("CODEWEAVER_SOURCES", "none")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("codeweaver.cli.app._prepare", lambda settings, interactive: None)
-    monkeypatch.setattr("codeweaver.factory.open_assistant", open_assistant)
+    # The assistant the service runs for `ask` and `chat`.
+    monkeypatch.setattr("codeweaver.agent.runner.Assistant", lambda *args, **kwargs: fake)
     return fake
 
 
@@ -128,11 +120,14 @@ def test_json_output_keeps_the_data_and_no_raw_control(assistant: FakeAssistant)
 
 
 def test_chat_thread_id_and_markup_are_printed_inert(assistant: FakeAssistant) -> None:
+    # A conversation id is a session id of the service: this one is refused, as typed.
     thread = f"[bold]{HOSTILE}"
     result = CliRunner().invoke(app, ["chat", "--thread", thread], input="/exit\n")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 2, result.output
     _clean(result.stdout)
-    assert "thread [bold]RED" in result.stdout  # markup shown as typed, not applied
+    _clean(result.stderr)
+    shown = " ".join(result.stderr.split())  # however wrapped
+    assert "--thread '[bold]RED': a conversation id is" in shown  # markup shown, not applied
 
 
 def test_cached_questions_are_listed_inert(
@@ -162,32 +157,6 @@ def test_arguments_that_are_not_utf8_are_refused(assistant: FakeAssistant, args:
     assert "is not valid UTF-8 text" in " ".join(result.stderr.split())  # however wrapped
     assert isinstance(result.exception, SystemExit)  # no traceback
     assert assistant.threads == []  # nothing was answered
-
-
-def test_real_invalid_bytes_in_argv_give_a_clear_error(tmp_path: Path) -> None:
-    env = {
-        **os.environ,
-        "PYTHONUTF8": "1",
-        # Were the argument let through, the scripted model would answer, not a real one.
-        "CODEWEAVER_MODEL": "scripted:echo",
-        "CODEWEAVER_SOURCES": "none",
-        "CODEWEAVER_DATA_DIR": str(tmp_path / "data"),
-    }
-    for args in (
-        [b"ask", b"How do I reverse a list?", b"--thread", b"id\xff"],
-        [b"ask", b"How do I sort a list \xff\xfe in Python"],
-    ):
-        done = subprocess.run(
-            [sys.executable.encode(), b"-m", b"codeweaver", *args],
-            capture_output=True,
-            env=env,
-            timeout=120,
-        )
-        stderr = " ".join(done.stderr.decode().split())
-        assert done.returncode == 2, stderr
-        assert "Traceback" not in stderr
-        assert "error: the argument" in stderr and "is not valid UTF-8 text" in stderr
-        assert "\\xff" in stderr  # the bad byte is named
 
 
 def test_chat_help_is_a_command_not_a_question(assistant: FakeAssistant) -> None:

@@ -37,7 +37,7 @@ CHILD = textwrap.dedent(
 
     data, cache, docs, kill = sys.argv[1:5]
     settings = Settings(data_dir=data, cache_dir=cache)
-    kb = KnowledgeBase(settings, embedder=FakeEmbedder(settings.embedding_model))
+    kb = KnowledgeBase(settings, embedder=FakeEmbedder(settings.embeddings))
     collection = kb.collection
     upsert, delete_ids = collection.upsert, collection.delete_ids
 
@@ -73,7 +73,7 @@ def write_version(docs: Path, version: int) -> None:
 
 
 def open_kb(settings: Settings) -> KnowledgeBase:
-    return KnowledgeBase(settings, embedder=FakeEmbedder(settings.embedding_model))
+    return KnowledgeBase(settings, embedder=FakeEmbedder(settings.embeddings))
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ SECRET = "root:x:0:0:hunter2"
 @pytest.fixture
 def kb(tmp_path: Path) -> Iterator[KnowledgeBase]:
     settings = Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache")
-    yield KnowledgeBase(settings, embedder=FakeEmbedder(settings.embedding_model))
+    yield KnowledgeBase(settings, embedder=FakeEmbedder(settings.embeddings))
     close_shared_clients()
 
 

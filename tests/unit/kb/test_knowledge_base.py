@@ -6,7 +6,6 @@ import asyncio
 import subprocess
 import sys
 import textwrap
-import time
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +18,7 @@ from codeweaver.kb.chunking import chunk_document
 from codeweaver.kb.loaders import MAX_FILE_BYTES, LoadError, iter_files, load_document
 from codeweaver.memory.store_clients import close_shared_clients
 from codeweaver.sources.knowledge_base import EMPTY_REASON, KnowledgeBaseSource
+from tests.fakes import FakeClock
 from tests.fixtures.kb.make_pdf import make_pdf
 
 GUIDE = """# Zephyr deployment guide
@@ -310,12 +310,12 @@ def test_source_status_follows_changes_in_this_process(
 
 
 def test_source_status_follows_documents_indexed_by_another_process(
-    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    settings: Settings, tmp_path: Path
 ) -> None:
-    import codeweaver.sources.knowledge_base as module
+    from codeweaver.sources.knowledge_base import STATUS_SECONDS
 
-    monkeypatch.setattr(module, "STATUS_SECONDS", 0.2)
-    source = KnowledgeBaseSource(settings)
+    clock = FakeClock()
+    source = KnowledgeBaseSource(settings, clock=clock)
     assert source.status().reason == EMPTY_REASON
     docs = write_corpus(tmp_path / "corpus")
     indexer = textwrap.dedent(
@@ -328,7 +328,8 @@ def test_source_status_follows_documents_indexed_by_another_process(
         """
     )
     subprocess.run([sys.executable, "-c", indexer], check=True, timeout=300)
-    time.sleep(0.25)  # past the remembered status
+    assert source.status().reason == EMPTY_REASON  # remembered for a while
+    clock.now += STATUS_SECONDS  # past the remembered status
     assert source.status().usable
 
 
@@ -350,7 +351,7 @@ def test_source_is_skipped_when_another_process_holds_the_store(
     )
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
-        impatient = settings.model_copy(update={"store_wait_seconds": 0.3})
+        impatient = settings.model_copy(update={"store_wait": 0.3})
         status = KnowledgeBaseSource(impatient).status()
         assert status.state == "skipped"
         assert "does not share it" in status.reason and "QDRANT_URL" in status.reason

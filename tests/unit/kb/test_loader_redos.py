@@ -51,7 +51,7 @@ def within(seconds: float, call: Callable[[], T]) -> tuple[T, float]:
 @pytest.fixture
 def kb(tmp_path: Path) -> Iterator[KnowledgeBase]:
     settings = Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache")
-    yield KnowledgeBase(settings, embedder=FakeEmbedder(settings.embedding_model))
+    yield KnowledgeBase(settings, embedder=FakeEmbedder(settings.embeddings))
     close_shared_clients()
 
 

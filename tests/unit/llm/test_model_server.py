@@ -69,7 +69,7 @@ def test_base_url_reaches_the_server_with_the_model_and_no_real_key(
     assert body["model"] == ALIAS
     assert body["messages"][-1] == {"role": "user", "content": "Say hi."}
     # llama.cpp's server reads `max_tokens` only; without it, it writes until n_ctx.
-    assert body["max_tokens"] == Settings().llm_max_tokens
+    assert body["max_tokens"] == Settings().max_tokens
     assert body["seed"] == 0 and "max_completion_tokens" not in body
 
 

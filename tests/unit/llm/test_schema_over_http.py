@@ -43,7 +43,7 @@ async def test_a_structured_call_sends_the_schema_and_keeps_max_tokens(
     assert result.ok and result.value == Colour(colour="blue")
     body = json.loads(route.calls.last.request.content)
     assert body["response_format"] == OPENAI_FORMAT
-    assert body["max_tokens"] == Settings().llm_max_tokens
+    assert body["max_tokens"] == Settings().max_tokens
 
 
 def test_plain_openai_sends_no_schema() -> None:

@@ -7,13 +7,13 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel
 
-from codeweaver.agent.prompts import intent_messages
 from codeweaver.llm.scripted import ScriptedChatModel
 from codeweaver.llm.structured import (
     StructuredOutputError,
     ainvoke_structured,
     parse_structured,
 )
+from codeweaver_eval.prompts import intent_messages
 
 
 class Intent(BaseModel):

@@ -13,7 +13,8 @@ import typer.main
 import yaml  # type: ignore[import-untyped]
 from mcp import Client
 
-from codeweaver.mcp_server.server import SEARCH_TOOLS, build_server
+from codeweaver.mcp_server.search import search_tools
+from codeweaver.mcp_server.server import build_server
 from tests.unit.mcp_server.helpers import chat_service
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -61,7 +62,7 @@ async def test_skill_md_names_only_listed_tools_and_covers_them(tmp_path: Path) 
     assert isinstance(description, str) and 0 < len(description) <= 1024
     assert "\n" not in description.strip()  # a folded scalar: one paragraph
     tools = await listed_tools(tmp_path)
-    assert tools == {"ask", *SEARCH_TOOLS}
+    assert tools == {"ask", *search_tools()}
     named = named_tools(description + body)
     assert named <= tools, f"not tools the server lists: {sorted(named - tools)}"
     assert named == tools, f"tools the skill never mentions: {sorted(tools - named)}"
@@ -106,4 +107,4 @@ def test_server_json_is_a_registry_entry_at_the_package_version() -> None:
 def test_server_json_mentions_only_listed_tools() -> None:
     text = (ROOT / "server.json").read_text(encoding="utf-8")
     named = {m for m in re.findall(r"\b(?:ask|search_[a-z_]+)\b", text)}
-    assert named <= {"ask", *SEARCH_TOOLS}
+    assert named <= {"ask", *search_tools()}

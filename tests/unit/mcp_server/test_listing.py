@@ -9,11 +9,16 @@ import pytest
 from mcp import Client
 from mcp_types import TextContent, Tool
 
-from codeweaver.agent.input_check import MAX_QUESTION_CHARS, InvalidQuestionError, validate_question
+from codeweaver.agent.rules.input_check import (
+    MAX_QUESTION_CHARS,
+    InvalidQuestionError,
+    validate_question,
+)
 from codeweaver.config import Settings
 from codeweaver.mcp_server.arguments import MAX_LIMIT, MAX_QUERY_CHARS
-from codeweaver.mcp_server.search import LOCAL_SOURCES, reaches_network
-from codeweaver.mcp_server.server import SEARCH_TOOLS, build_server
+from codeweaver.mcp_server.search import reaches_network, search_tools
+from codeweaver.mcp_server.server import build_server
+from codeweaver.sources.base import source_info, source_infos
 from codeweaver.sources.github import GitHubCodeSource
 from codeweaver.sources.github_issues import GitHubIssuesSource
 from codeweaver.sources.installed_docs.source import InstalledDocsSource
@@ -67,7 +72,7 @@ async def test_a_tool_whose_sources_are_all_disabled_is_not_listed(tmp_path: Pat
     # One enabled source of several is enough to list the tool.
     assert "search_github" in await listed(tmp_path, settings_with(tmp_path, "github_issues"))
     assert set(await listed(tmp_path, settings_with(tmp_path, "none"))) == {"ask"}
-    assert set(await listed(tmp_path, settings_with(tmp_path, "all"))) == {"ask", *SEARCH_TOOLS}
+    assert set(await listed(tmp_path, settings_with(tmp_path, "all"))) == {"ask", *search_tools()}
 
 
 async def test_a_hidden_tool_cannot_be_called(tmp_path: Path) -> None:
@@ -120,14 +125,29 @@ async def test_ask_is_open_world_only_when_an_enabled_source_is_online(
 def test_the_local_sources_are_the_offline_ones(name: str) -> None:
     # A source class says it searches this machine only with `offline = True`.
     offline = getattr(SOURCE_CLASSES[name], "offline", False) is True
-    assert (name in LOCAL_SOURCES) is offline
+    assert source_info(name).offline is offline
     assert reaches_network([name]) is not offline
 
 
 def test_every_source_a_tool_asks_is_classified() -> None:
-    asked = {name for names, _ in SEARCH_TOOLS.values() for name in names}
+    asked = {name for row in search_tools().values() for name in row.sources}
     assert asked == set(SOURCE_CLASSES)
-    assert asked >= LOCAL_SOURCES
+    assert asked >= {name for name, info in source_infos().items() if info.offline}
+
+
+def test_the_tools_are_what_the_sources_declare() -> None:
+    # Each source names its tool where it registers; a tool asks its sources in the
+    # search nodes' order, with the intent the tool declares.
+    tools = {name: (row.sources, row.tool.intent) for name, row in search_tools().items()}
+    assert tools == {
+        "search_stackoverflow": (("stackoverflow",), "debugging"),
+        "search_github": (("github", "github_issues"), "debugging"),
+        "search_docs": (("installed_docs", "python_docs", "npm_docs"), "learning"),
+        "search_knowledge_base": (("knowledge_base",), "learning"),
+        "search_code": (("local_code",), "learning"),
+    }
+    # Sources with no tool of their own are not offered over MCP.
+    assert source_info("web").mcp_tool is None and source_info("tavily_docs").mcp_tool is None
 
 
 async def test_input_schemas_state_the_service_limits(tmp_path: Path) -> None:
@@ -135,7 +155,7 @@ async def test_input_schemas_state_the_service_limits(tmp_path: Path) -> None:
     question = tools["ask"].input_schema["properties"]["question"]
     assert question["maxLength"] == MAX_QUESTION_CHARS
     assert str(MAX_QUESTION_CHARS) in (tools["ask"].description or "")
-    for name in SEARCH_TOOLS:
+    for name in search_tools():
         properties = tools[name].input_schema["properties"]
         assert properties["query"]["maxLength"] == MAX_QUERY_CHARS
         assert properties["limit"]["maximum"] == MAX_LIMIT and properties["limit"]["minimum"] == 1

@@ -13,7 +13,8 @@ from jsonschema.validators import validator_for  # type: ignore[import-untyped]
 from mcp import Client
 from mcp_types import CallToolResult, TextContent, Tool
 
-from codeweaver.mcp_server.server import SEARCH_TOOLS, build_server
+from codeweaver.mcp_server.search import search_tools
+from codeweaver.mcp_server.server import build_server
 from codeweaver.mcp_server.structured import ask_output, claim_checks
 from codeweaver.sources.base import Source, SourceError
 from tests.fakes import FakeSource, doc
@@ -56,7 +57,7 @@ def strings(value: object) -> Iterator[str]:
 
 def one_source_per_tool() -> list[Source]:
     """A source for every search tool, each result carrying its source's name."""
-    names = [names[0] for names, _ in SEARCH_TOOLS.values()]
+    names = [row.sources[0] for row in search_tools().values()]
     sources: list[Source] = []
     for offset, name in enumerate(names):
         found = [{**doc(offset * 10 + i), "source": name, "attribution": f"licence {i}"}
@@ -72,9 +73,9 @@ async def test_every_tool_returns_structured_content_that_validates(tmp_path: Pa
         Client(build_server(lambda: chat)) as client,
     ):
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert set(tools) == {"ask", *SEARCH_TOOLS}
+        assert set(tools) == {"ask", *search_tools()}
         calls = {
-            name: await client.call_tool(name, {"query": "open a file"}) for name in SEARCH_TOOLS
+            name: await client.call_tool(name, {"query": "open a file"}) for name in search_tools()
         }
         calls["ask"] = await client.call_tool("ask", {"question": QUESTION})
     for name, result in calls.items():
@@ -82,7 +83,7 @@ async def test_every_tool_returns_structured_content_that_validates(tmp_path: Pa
         assert text_of(result).strip()  # the text block stays for clients that read text
         if name == "ask":
             continue
-        searched = next(s for s in sources if s.name == SEARCH_TOOLS[name][0][0])
+        searched = next(s for s in sources if s.name == search_tools()[name].sources[0])
         expected = searched.results  # type: ignore[attr-defined]
         assert content["source_status"] == []
         assert [r["n"] for r in content["results"]] == [1, 2]
@@ -271,12 +272,12 @@ def test_ask_output_carries_code_findings_cleaned() -> None:
     assert [s.cited for s in out.sources] == [True]
 
 
-@pytest.mark.parametrize("name", sorted(SEARCH_TOOLS))
+@pytest.mark.parametrize("name", sorted(search_tools()))
 async def test_a_failed_search_is_an_error_without_structured_content(
     tmp_path: Path, name: str
 ) -> None:
     sources: list[Source] = [
-        FakeSource(n, error=SourceError("down")) for n in SEARCH_TOOLS[name][0]
+        FakeSource(n, error=SourceError("down")) for n in search_tools()[name].sources
     ]
     async with (
         chat_service(tmp_path, sources) as chat,
@@ -284,4 +285,4 @@ async def test_a_failed_search_is_an_error_without_structured_content(
     ):
         result = await client.call_tool(name, {"query": "open"})
     assert result.is_error and result.structured_content is None
-    assert all(f"{n}: down" in text_of(result) for n in SEARCH_TOOLS[name][0])
+    assert all(f"{n}: down" in text_of(result) for n in search_tools()[name].sources)

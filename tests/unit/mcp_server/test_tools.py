@@ -11,12 +11,13 @@ from mcp import Client
 from mcp_types import CallToolResult, TextContent
 
 from codeweaver.api.queue import QueueFullError
-from codeweaver.mcp_server.server import SEARCH_TOOLS, build_server
+from codeweaver.mcp_server.search import search_tools
+from codeweaver.mcp_server.server import build_server
 from codeweaver.sources.base import Source, SourceError
 from tests.fakes import FakeSource, doc
 from tests.unit.mcp_server.helpers import ANSWER, QUESTION, SkippedSource, chat_service
 
-TOOLS = {"ask", *SEARCH_TOOLS}
+TOOLS = {"ask", *search_tools()}
 
 
 def text_of(result: CallToolResult) -> str:

@@ -19,12 +19,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 import pytest
 
 from codeweaver.api.app import create_app
-from codeweaver.api.background import serve_in_thread
 from codeweaver.config import Settings
 from codeweaver.llm.scripted import ScriptedChatModel
 from codeweaver.memory.vector_store import (
@@ -33,6 +31,7 @@ from codeweaver.memory.vector_store import (
     count_store_points,
     open_collection,
 )
+from tests.servers import app_client
 
 ROOT = os.geteuid() == 0
 ONE = ["00000000-0000-0000-0000-000000000001"]
@@ -45,7 +44,7 @@ def settings(tmp_path: Path) -> Iterator[Settings]:
     yield Settings(
         data_dir=tmp_path / "data",
         cache_dir=tmp_path / "cache",
-        store_wait_seconds=0.3,  # a folder found "locked" is given up quickly
+        store_wait=0.3,  # a folder found "locked" is given up quickly
         enabled_sources="none",
         cache_mode="semantic",  # the service opens the vector store as it starts
     )
@@ -119,22 +118,6 @@ def test_a_read_only_qdrant_folder_is_said_to_be_not_writable(
     assert_not_writable(counting.value, folder)
 
 
-def test_a_read_only_milvus_lite_store_is_said_to_be_not_writable(
-    settings: Settings, make_read_only: MakeReadOnly
-) -> None:
-    pytest.importorskip("milvus_lite")
-    lite = settings.model_copy(update={"vector_store": "milvus"})
-    fill(lite)
-    folder = Path(lite.milvus_lite_path).resolve()
-    make_read_only(folder if folder.is_dir() else folder.parent)
-    with pytest.raises(Exception) as opening:
-        open_collection(lite, "cache", "minilm", 4)
-    assert isinstance(opening.value, VectorStoreNotWritableError), opening.value
-    assert "is not writable" in str(opening.value) and "one process at a time" not in str(
-        opening.value
-    )
-
-
 def test_the_server_says_so_in_one_line_and_in_health(
     settings: Settings, make_read_only: MakeReadOnly, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -143,12 +126,12 @@ def test_the_server_says_so_in_one_line_and_in_health(
     make_read_only(folder)
     caplog.set_level(logging.ERROR)
     llm = ScriptedChatModel(script={})
-    with serve_in_thread(create_app(settings, llm=llm)) as url:
+    with app_client(create_app(settings, llm=llm)) as api:
         deadline = time.monotonic() + 20
-        body = httpx.get(f"{url}/api/health").json()
+        body = api.get("/api/health").json()
         while not body["problems"] and time.monotonic() < deadline:
             time.sleep(0.1)
-            body = httpx.get(f"{url}/api/health").json()
+            body = api.get("/api/health").json()
     assert body["status"] == "degraded"
     (problem,) = body["problems"]
     assert problem.startswith(f"the service could not start: the vector store folder {folder}")

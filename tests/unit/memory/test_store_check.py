@@ -4,7 +4,8 @@ Damaged and read-only databases are real files: a store written with sessions, t
 overwritten mid-file, or made unwritable. Root ignores mode bits, so "unwritable" is
 `chattr +i` as root (skipped where the capability is missing) and `chmod` otherwise;
 SQLite's `mode=ro` URI opens a database read-only for everyone, root included, the same
-state SQLite falls back to when the file cannot be opened for writing.
+state SQLite falls back to when the file cannot be opened for writing. (PostgreSQL:
+`tests/integration/memory/test_store_check_postgres.py`.)
 """
 
 from __future__ import annotations
@@ -27,9 +28,6 @@ from codeweaver.memory.sessions import SqlSessionIndex, ThreadStore, open_thread
 from codeweaver.memory.store_check import PROBE_TABLE, StoreProblem, check_thread_store
 from tests.fakes import make_settings
 
-POSTGRES_URL = os.environ.get(
-    "CODEWEAVER_TEST_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test"
-)
 ROOT = os.geteuid() == 0
 
 
@@ -164,60 +162,3 @@ def test_a_directory_in_place_of_the_database_fails_cleanly(
     for thread in set(threading.enumerate()) - before:
         thread.join(timeout=5)
     assert crashed == []
-
-
-async def test_the_postgres_probe_passes_on_a_healthy_database() -> None:
-    psycopg = pytest.importorskip("psycopg")
-    from codeweaver.memory.sessions_postgres import postgres_store
-
-    try:
-        await (await psycopg.AsyncConnection.connect(POSTGRES_URL, connect_timeout=3)).close()
-    except psycopg.OperationalError as exc:
-        pytest.fail(f"PostgreSQL at {POSTGRES_URL} is not reachable ({exc}); see README")
-    async with postgres_store(POSTGRES_URL) as store:
-        assert await check_thread_store(store) is None
-        async with await psycopg.AsyncConnection.connect(POSTGRES_URL) as db:
-            cursor = await db.execute("SELECT to_regclass(%s)", (PROBE_TABLE,))
-            assert await cursor.fetchone() == (None,)
-
-
-async def test_a_read_only_postgres_database_is_reported() -> None:
-    psycopg = pytest.importorskip("psycopg")
-    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-
-    read_only_url = f"{POSTGRES_URL}?options=-c%20default_transaction_read_only%3Don"
-    try:
-        saver_context = AsyncPostgresSaver.from_conn_string(read_only_url)
-        saver = await saver_context.__aenter__()
-    except psycopg.OperationalError as exc:
-        pytest.fail(f"PostgreSQL at {POSTGRES_URL} is not reachable ({exc}); see README")
-    try:
-        store = ThreadStore(saver, SqlSessionIndex(saver.conn, "%s"), "postgresql")
-        problem = await check_thread_store(store)
-    finally:
-        await saver_context.__aexit__(None, None, None)
-    assert problem is not None and "read-only" in problem.reason
-    assert "DATABASE_URL" in problem.detail and "postgres@" not in problem.detail
-
-
-async def test_replicas_starting_together_on_a_new_postgres_database(tmp_path: Path) -> None:
-    """Several servers opening one empty database at once create its tables once."""
-    import uuid
-
-    import psycopg
-
-    name = f"cw_fresh_{uuid.uuid4().hex[:12]}"
-    admin = await psycopg.AsyncConnection.connect(POSTGRES_URL, autocommit=True)
-    await admin.execute(f"CREATE DATABASE {name}")
-    url = POSTGRES_URL.rsplit("/", 1)[0] + f"/{name}"
-    try:
-
-        async def open_one(index: int) -> str:
-            settings = make_settings(tmp_path / str(index), database_url=url)
-            async with open_thread_store(settings) as store:
-                return store.backend
-
-        assert await asyncio.gather(*(open_one(i) for i in range(4))) == ["postgresql"] * 4
-    finally:
-        await admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
-        await admin.close()

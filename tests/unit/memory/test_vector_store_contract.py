@@ -1,5 +1,5 @@
-"""One contract for every vector-store backend: local Qdrant, embedded Milvus Lite, and a
-Milvus Lite server in another process."""
+"""One contract for every vector-store backend, here on local Qdrant (embedded Milvus Lite
+and a Milvus Lite server in another process: the integration tier runs it again)."""
 
 from __future__ import annotations
 
@@ -23,29 +23,15 @@ from codeweaver.memory.vector_store import (
     vector_store,
 )
 
-BACKENDS = ["qdrant", "milvus-lite", "milvus-server"]
 IDS = [f"00000000-0000-0000-0000-00000000000{i}" for i in range(1, 5)]
 
 
-@pytest.fixture(scope="module")
-def lite_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    # One embedded file for the module: starting Milvus Lite costs about a second.
-    yield tmp_path_factory.mktemp("milvus-lite")
+@pytest.fixture
+def settings(tmp_path: Path) -> Iterator[Settings]:
+    """Local Qdrant; `tests/integration/memory/test_vector_store_contract_milvus.py` runs
+    these tests again on Milvus Lite and a Milvus server."""
+    yield Settings(data_dir=tmp_path / "data", cache_dir=tmp_path / "cache", milvus_uri=None)
     close_vector_stores()
-
-
-@pytest.fixture(params=BACKENDS)
-def settings(request: pytest.FixtureRequest, tmp_path: Path, lite_dir: Path) -> Iterator[Settings]:
-    base = {"data_dir": tmp_path / "data", "cache_dir": tmp_path / "cache", "milvus_uri": None}
-    if request.param == "qdrant":
-        yield Settings(**base)
-        close_vector_stores()
-        return
-    if request.param == "milvus-lite":
-        yield Settings(**{**base, "data_dir": lite_dir, "vector_store": "milvus"})
-        return
-    uri = request.getfixturevalue("milvus_uri")
-    yield Settings(**{**base, "vector_store": "milvus", "milvus_uri": uri})
 
 
 @pytest.fixture

@@ -146,7 +146,7 @@ def test_a_foreign_holder_is_named_after_the_wait(settings: Settings) -> None:
         client.close()
         """
     )
-    impatient = settings.model_copy(update={"store_wait_seconds": 0.3})
+    impatient = settings.model_copy(update={"store_wait": 0.3})
     try:
         with pytest.raises(VectorStoreLockedError) as info:
             VectorCollection.open(impatient, "kb", "minilm", 384)
@@ -203,7 +203,7 @@ def test_a_busy_codeweaver_holder_is_named(settings: Settings) -> None:
             sys.stdin.read()
         """
     )
-    impatient = settings.model_copy(update={"store_wait_seconds": 0.3})
+    impatient = settings.model_copy(update={"store_wait": 0.3})
     try:
         with pytest.raises(VectorStoreLockedError) as info:
             VectorCollection.open(impatient, "kb", "minilm", 2)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from codeweaver.agent.citations import cited_first
+from codeweaver.agent.answering.citations import cited_first
 from codeweaver.presentation.sources import (
     SourceView,
     answer_markdown,

@@ -23,13 +23,13 @@ from codeweaver.sources.gh_issue_format import (
     repos_named,
 )
 from codeweaver.sources.github_issues import (
-    TOKEN_REJECTED,
     GitHubIssuesSource,
     make_github_issues_source,
 )
 from codeweaver.sources.http import SourceUnavailable
 from codeweaver.sources.query_shapes import MAX_QUERY_CHARS
 from tests.fakes import FakeClock, make_deps
+from tests.unit.sources.online import recorded_sleep
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "github"
 API = "https://api.github.com"
@@ -54,9 +54,7 @@ def documented() -> dict[str, Any]:
 
 
 def make(sleeps: list[float], clock: FakeClock, token: str | None = None) -> GitHubIssuesSource:
-    async def sleep(seconds: float) -> None:
-        sleeps.append(seconds)
-
+    sleep = recorded_sleep(sleeps)
     return GitHubIssuesSource(token, sleep=sleep, clock=clock, wall_clock=lambda: WALL_NOW)
 
 
@@ -370,24 +368,6 @@ async def test_a_token_is_sent_as_bearer(
     await source.search(QUESTION, "debugging", 5)
 
     assert all(c.request.headers["authorization"] == f"Bearer {TOKEN}" for c in api.calls)
-
-
-async def test_a_rejected_token_is_a_clear_error(
-    api: respx.MockRouter, sleeps: list[float], clock: FakeClock
-) -> None:
-    route = api.get(SEARCH_URL).respond(401, json=load("bad_credentials.json"))
-    source = make(sleeps, clock, token=TOKEN)
-
-    with pytest.raises(SourceError) as caught:
-        await source.search(QUESTION, "debugging", 5)
-
-    assert str(caught.value) == TOKEN_REJECTED
-    assert caught.value.kind == "auth"
-    assert TOKEN not in str(caught.value.__cause__)
-    assert route.call_count == 1 and sleeps == []
-    assert "GITHUB_TOKEN rejected" in source.status().reason
-    with pytest.raises(SourceUnavailable):
-        await source.search(QUESTION, "debugging", 5)
 
 
 async def test_used_up_search_quota_blocks_until_reset(

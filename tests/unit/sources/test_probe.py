@@ -21,10 +21,11 @@ from pydantic import SecretStr
 
 from codeweaver.agent.state import Intent, SearchResult
 from codeweaver.config import Settings
-from codeweaver.sources.base import SourceError, SourceStatus
+from codeweaver.sources.base import SourceError, SourceStatus, source_info
+from codeweaver.sources.calling import classify
 from codeweaver.sources.github import GitHubCodeSource
 from codeweaver.sources.http import HttpPolicy, HttpStatusError, SourceUnavailable
-from codeweaver.sources.probe import ONLINE_SOURCES, classify, probe, probe_sources
+from codeweaver.sources.probe import probe, probe_sources
 from codeweaver.sources.stackoverflow import StackOverflowSource
 from codeweaver.sources.tavily_docs import TavilyDocsSource
 
@@ -34,6 +35,13 @@ NO_RETRY = HttpPolicy(timeout=2.0, connect_timeout=1.0, retries=0)
 
 def fixture(name: str) -> bytes:
     return (FIXTURES / name).read_bytes()
+
+
+def query_of(source: str) -> str:
+    """The query `doctor --live` checks `source` with, as the source declares it."""
+    query = source_info(source).probe_query
+    assert query, f"{source} declares no probe query"
+    return query
 
 
 @dataclass(frozen=True)
@@ -164,7 +172,7 @@ class RaisingSource:
 async def test_stackoverflow_ok_reports_latency_count_and_quota() -> None:
     with serve(stackexchange_ok()) as api:
         source = StackOverflowSource(base_url=api.url, policy=NO_RETRY)
-        report = await probe(source, ONLINE_SOURCES["stackoverflow"].query, timeout=5)
+        report = await probe(source, query_of("stackoverflow"), timeout=5)
         await source.aclose()
     assert report.ok and report.result == "ok"
     assert report.results == 3
@@ -178,7 +186,7 @@ async def test_stackoverflow_ok_reports_latency_count_and_quota() -> None:
 async def test_github_fixed_query_really_searches() -> None:
     with serve(github_ok()) as api:
         source = GitHubCodeSource("test-token", base_url=api.url, policy=NO_RETRY)
-        report = await probe(source, ONLINE_SOURCES["github"].query, timeout=5)
+        report = await probe(source, query_of("github"), timeout=5)
         await source.aclose()
     assert report.ok
     assert report.results == 3
@@ -191,7 +199,7 @@ async def test_github_fixed_query_really_searches() -> None:
 async def test_tavily_ok_over_loopback() -> None:
     with serve({"/search": Reply(fixture("tavily/search_success.json"))}) as api:
         source = TavilyDocsSource("tvly-test", policy=NO_RETRY, transport=ToLoopback(api.url))
-        report = await probe(source, ONLINE_SOURCES["tavily_docs"].query, timeout=5)
+        report = await probe(source, query_of("tavily_docs"), timeout=5)
         await source.aclose()
     assert report.ok and report.results == 3
     assert report.quota_left is None  # Tavily reports no quota
@@ -213,7 +221,7 @@ async def test_github_bad_key() -> None:
     routes = {"/search/code": Reply(fixture("github/bad_credentials.json"), status=401)}
     with serve(routes) as api:
         source = GitHubCodeSource("wrong-token", base_url=api.url, policy=NO_RETRY)
-        report = await probe(source, ONLINE_SOURCES["github"].query, timeout=5)
+        report = await probe(source, query_of("github"), timeout=5)
         await source.aclose()
     assert report.failed and report.kind == "auth"
     assert report.reason.startswith("bad key: HTTP 401 from github")
@@ -233,7 +241,7 @@ async def test_github_primary_rate_limit() -> None:
     }
     with serve(routes) as api:
         source = GitHubCodeSource("test-token", base_url=api.url, policy=HttpPolicy(retries=2))
-        report = await probe(source, ONLINE_SOURCES["github"].query, timeout=5)
+        report = await probe(source, query_of("github"), timeout=5)
         await source.aclose()
     assert report.failed and report.kind == "rate_limited"
     assert report.reason.startswith("rate-limited: ")
@@ -248,7 +256,7 @@ async def test_stackexchange_throttle_violation() -> None:
     }
     with serve(routes) as api:
         source = StackOverflowSource(base_url=api.url, policy=NO_RETRY)
-        report = await probe(source, ONLINE_SOURCES["stackoverflow"].query, timeout=5)
+        report = await probe(source, query_of("stackoverflow"), timeout=5)
         await source.aclose()
     assert report.failed and report.kind == "throttled"
     assert report.reason.startswith("throttled: ")
@@ -258,7 +266,7 @@ async def test_stackexchange_throttle_violation() -> None:
 async def test_tavily_bad_key() -> None:
     with serve({"/search": Reply(fixture("tavily/error_401.json"), status=401)}) as api:
         source = TavilyDocsSource("tvly-wrong", policy=NO_RETRY, transport=ToLoopback(api.url))
-        report = await probe(source, ONLINE_SOURCES["tavily_docs"].query, timeout=5)
+        report = await probe(source, query_of("tavily_docs"), timeout=5)
         await source.aclose()
     assert report.failed and report.kind == "auth"
     assert "invalid TAVILY_API_KEY" in report.reason
@@ -270,7 +278,7 @@ async def test_server_slower_than_http_timeout() -> None:
     with serve(routes) as api:
         policy = HttpPolicy(timeout=0.3, connect_timeout=0.3, retries=0)
         source = StackOverflowSource(base_url=api.url, policy=policy)
-        report = await probe(source, ONLINE_SOURCES["stackoverflow"].query, timeout=5)
+        report = await probe(source, query_of("stackoverflow"), timeout=5)
         await source.aclose()
     assert report.failed and report.kind == "timeout"
     assert report.reason.startswith("timeout: timed out after 0.3s")
@@ -280,7 +288,7 @@ async def test_server_slower_than_http_timeout() -> None:
 async def test_overall_deadline() -> None:
     report = await probe(RaisingSource(delay=5), "anything", timeout=0.2)
     assert report.failed and report.kind == "timeout"
-    assert report.reason == "timeout: no answer within 0.2s"
+    assert report.reason == "timeout: timed out after 0.2s"
     assert report.latency is not None and report.latency < 1
 
 
@@ -288,7 +296,7 @@ async def test_dns_failure() -> None:
     # `.invalid` never resolves (RFC 2606); the deadline bounds a resolver that hangs.
     policy = HttpPolicy(timeout=1.0, connect_timeout=1.0, retries=0)
     source = StackOverflowSource(base_url="http://codeweaver-nonexistent.invalid", policy=policy)
-    report = await probe(source, ONLINE_SOURCES["stackoverflow"].query, timeout=3)
+    report = await probe(source, query_of("stackoverflow"), timeout=3)
     await source.aclose()
     assert report.failed and report.kind == "dns"
     assert report.reason.startswith("DNS failure: host name does not resolve")
@@ -299,7 +307,7 @@ async def test_tls_failure() -> None:
         # The loopback speaks plain HTTP: a TLS handshake with it fails.
         url = api.url.replace("http://", "https://")
         source = StackOverflowSource(base_url=url, policy=NO_RETRY)
-        report = await probe(source, ONLINE_SOURCES["stackoverflow"].query, timeout=5)
+        report = await probe(source, query_of("stackoverflow"), timeout=5)
         await source.aclose()
     assert report.failed and report.kind == "tls"
     assert report.reason.startswith("TLS failure: ")
@@ -307,7 +315,7 @@ async def test_tls_failure() -> None:
 
 async def test_web_throttled_by_kind() -> None:
     source = RaisingSource(SourceError("web search got no answer", kind="throttled"))
-    report = await probe(source, ONLINE_SOURCES["web"].query, timeout=1)
+    report = await probe(source, query_of("web"), timeout=1)
     assert report.failed and report.kind == "throttled"
     assert report.reason == "throttled: web search got no answer"
     assert report.quota_left is None and report.results is None
@@ -425,4 +433,4 @@ async def test_probe_sources_reports_a_failing_configured_source(clean_env: Path
         reports = await probe_sources(settings, timeout=5)
     github = next(r for r in reports if r.source == "github")
     assert github.failed and github.kind == "auth"
-    assert github.query == ONLINE_SOURCES["github"].query
+    assert github.query == query_of("github")

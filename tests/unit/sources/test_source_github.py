@@ -27,6 +27,7 @@ from codeweaver.sources.github import (
 )
 from codeweaver.sources.http import SourceUnavailable
 from tests.fakes import FakeClock
+from tests.unit.sources.online import recorded_sleep
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "github"
 SEARCH_URL = "https://api.github.com/search/code"
@@ -46,9 +47,7 @@ def source(sleeps: list[float], clock: FakeClock) -> GitHubCodeSource:
 
 
 def make(sleeps: list[float], clock: FakeClock, token: str | None = TOKEN) -> GitHubCodeSource:
-    async def sleep(seconds: float) -> None:
-        sleeps.append(seconds)
-
+    sleep = recorded_sleep(sleeps)
     return GitHubCodeSource(token, sleep=sleep, clock=clock, wall_clock=lambda: WALL_NOW)
 
 
@@ -135,56 +134,6 @@ async def test_question_of_stopwords_only_makes_no_call(
 
     assert await source.search("How do I do it?", "learning", 5) == []
     assert route.call_count == 0
-
-
-# -- token --------------------------------------------------------------------------------
-
-
-async def test_no_token_is_skipped_and_never_calls(
-    api: respx.MockRouter, sleeps: list[float], clock: FakeClock
-) -> None:
-    route = api.get(SEARCH_URL).respond(200, json=load("search_code.json"))
-    source = make(sleeps, clock, token=None)
-
-    assert source.status().state == "skipped"
-    assert source.status().reason == NO_TOKEN
-    with pytest.raises(SourceUnavailable, match=NO_TOKEN):
-        await source.search(QUESTION, "learning", 5)
-    assert route.call_count == 0
-
-
-async def test_bad_credentials_fail_without_retry_and_skip_the_source(
-    api: respx.MockRouter, source: GitHubCodeSource, sleeps: list[float]
-) -> None:
-    route = api.get(SEARCH_URL).respond(401, json=load("bad_credentials.json"))
-
-    with pytest.raises(SourceError, match="HTTP 401") as caught:
-        await source.search(QUESTION, "learning", 5)
-
-    assert "Bad credentials" in str(caught.value)
-    assert TOKEN not in str(caught.value)
-    assert route.call_count == 1 and sleeps == []
-    assert "GITHUB_TOKEN rejected" in source.status().reason
-    with pytest.raises(SourceUnavailable):
-        await source.search(QUESTION, "learning", 5)
-    assert route.call_count == 1
-
-
-async def test_token_never_appears_in_errors(
-    api: respx.MockRouter, source: GitHubCodeSource
-) -> None:
-    # An error page echoing the Authorization header it received.
-    api.get(SEARCH_URL).mock(
-        side_effect=lambda request: httpx.Response(
-            500, text=f"upstream failed for {request.headers['authorization']}"
-        )
-    )
-
-    with pytest.raises(SourceError) as caught:
-        await source.search(QUESTION, "learning", 5)
-
-    assert TOKEN not in str(caught.value)
-    assert "Bearer ***" in str(caught.value)
 
 
 # -- rate limits --------------------------------------------------------------------------
@@ -287,75 +236,8 @@ async def test_last_allowed_request_returns_results_then_blocks(
     assert route.call_count == 1
 
 
-# -- the shared client's resilience -------------------------------------------------------
-
-
-async def test_server_error_then_success_is_retried(
-    api: respx.MockRouter, source: GitHubCodeSource, sleeps: list[float]
-) -> None:
-    route = api.get(SEARCH_URL)
-    route.side_effect = [
-        httpx.Response(502, text="<html><body>Bad gateway</body></html>"),
-        httpx.Response(200, json=load("search_code.json")),
-    ]
-
-    assert len(await source.search(QUESTION, "learning", 5)) == 3
-    assert route.call_count == 2 and len(sleeps) == 1
-
-
-async def test_server_error_every_time_opens_the_breaker(
-    api: respx.MockRouter, source: GitHubCodeSource
-) -> None:
-    route = api.get(SEARCH_URL).respond(503, text="<html>Unicorn!</html>")
-
-    for _ in range(2):
-        with pytest.raises(SourceError, match="HTTP 503"):
-            await source.search(QUESTION, "learning", 5)
-    assert route.call_count == 6
-    assert source.status().state == "skipped"
-
-    with pytest.raises(SourceUnavailable):
-        await source.search(QUESTION, "learning", 5)
-    assert route.call_count == 6
-
-
-async def test_validation_error_is_not_retried(
-    api: respx.MockRouter, source: GitHubCodeSource, sleeps: list[float]
-) -> None:
-    route = api.get(SEARCH_URL).respond(422, json=load("validation_failed.json"))
-
-    with pytest.raises(SourceError, match="longer than 256 characters"):
-        await source.search(QUESTION, "learning", 5)
-    assert route.call_count == 1 and sleeps == []
-
-
-async def test_malformed_json_is_a_source_error(
-    api: respx.MockRouter, source: GitHubCodeSource
-) -> None:
-    api.get(SEARCH_URL).respond(200, text="<!DOCTYPE html><title>GitHub</title>")
-
-    with pytest.raises(SourceError, match="malformed JSON"):
-        await source.search(QUESTION, "learning", 5)
-
-
-async def test_timeout_fails_after_retries(
-    api: respx.MockRouter, source: GitHubCodeSource, sleeps: list[float]
-) -> None:
-    route = api.get(SEARCH_URL).mock(side_effect=httpx.ReadTimeout)
-
-    with pytest.raises(SourceError, match="timed out"):
-        await source.search(QUESTION, "learning", 5)
-    assert route.call_count == 3 and len(sleeps) == 2
-
-
-async def test_connect_error_is_unavailable_at_once(
-    api: respx.MockRouter, source: GitHubCodeSource, sleeps: list[float]
-) -> None:
-    route = api.get(SEARCH_URL).mock(side_effect=httpx.ConnectError)
-
-    with pytest.raises(SourceUnavailable, match="unreachable"):
-        await source.search(QUESTION, "learning", 5)
-    assert route.call_count == 1 and sleeps == []
+# The shared client's contract (retries, breaker, client errors, malformed JSON, timeouts,
+# an unreachable network, secrets kept out of messages): test_online_contract.py.
 
 
 # -- status, factory and pure helpers -----------------------------------------------------

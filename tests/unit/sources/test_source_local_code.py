@@ -339,7 +339,7 @@ def test_several_folders_are_labelled(repo: Path, tmp_path: Path) -> None:
 
 
 def test_registered_factory_uses_settings(repo: Path) -> None:
-    source = create_source("local_code", Settings(local_code_paths=str(repo)))
+    source = create_source("local_code", Settings(code_paths=str(repo)))
     assert isinstance(source, LocalCodeSource)
     assert source.status().reason == str(repo)
 

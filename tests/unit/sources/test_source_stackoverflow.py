@@ -7,12 +7,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import respx
 from pydantic import SecretStr
 
-from codeweaver.agent.nodes.refine_results import is_relevant
+from codeweaver.agent.nodes.search_subgraph import is_relevant
 from codeweaver.config import Settings
 from codeweaver.sources.base import Source, SourceError
 from codeweaver.sources.http import SourceUnavailable
@@ -29,6 +28,7 @@ from codeweaver.sources.stackoverflow import (
     make_stackoverflow_source,
 )
 from tests.fakes import FakeClock
+from tests.unit.sources.online import recorded_sleep
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "stackexchange"
 SEARCH_URL = "https://api.stackexchange.com/2.3/search/advanced"
@@ -54,10 +54,7 @@ def make(
     key: str | None = None,
     now: datetime = datetime(2024, 5, 1, 23, 0, tzinfo=UTC),
 ) -> StackOverflowSource:
-    async def sleep(seconds: float) -> None:
-        sleeps.append(seconds)
-
-    return StackOverflowSource(key, sleep=sleep, clock=clock, now=lambda: now)
+    return StackOverflowSource(key, sleep=recorded_sleep(sleeps), clock=clock, now=lambda: now)
 
 
 def mock_success(
@@ -437,19 +434,6 @@ async def test_throttle_without_seconds_uses_the_default(
     assert source.status().state == "ready"
 
 
-async def test_other_api_error_reports_its_name_and_message(
-    api: respx.MockRouter, source: StackOverflowSource, sleeps: list[float]
-) -> None:
-    route = api.get(SEARCH_URL).respond(400, json=load("bad_parameter.json"))
-
-    with pytest.raises(SourceError, match=r"API error 400 bad_parameter: ids") as caught:
-        await source.search(QUESTION, "debugging", 5)
-
-    assert not isinstance(caught.value, SourceUnavailable)
-    assert route.call_count == 1 and sleeps == []
-    assert source.status().state == "ready"  # one client error does not open the breaker
-
-
 async def test_quota_used_up_blocks_until_utc_midnight(
     api: respx.MockRouter, sleeps: list[float], clock: FakeClock
 ) -> None:
@@ -492,51 +476,7 @@ async def test_quota_used_up_by_the_search_skips_the_answers_call(
     assert "quota" in source.status().reason
 
 
-# -- the shared client's resilience -------------------------------------------------------
-
-
-async def test_server_error_then_success_is_retried(
-    api: respx.MockRouter, source: StackOverflowSource, sleeps: list[float]
-) -> None:
-    search_route, _ = mock_success(api)
-    search_route.side_effect = [
-        httpx.Response(503, text=(FIXTURES / "error_page.html").read_text()),
-        httpx.Response(200, json=load("search_advanced.json")),
-    ]
-
-    results = await source.search(QUESTION, "learning", 3)
-
-    assert len(results) == 3
-    assert search_route.call_count == 2
-    assert len(sleeps) == 1
-
-
-async def test_server_error_every_time_fails_then_opens_the_breaker(
-    api: respx.MockRouter, source: StackOverflowSource, sleeps: list[float]
-) -> None:
-    route = api.get(SEARCH_URL).respond(503, text=(FIXTURES / "error_page.html").read_text())
-
-    for _ in range(2):
-        with pytest.raises(SourceError, match="HTTP 503"):
-            await source.search(QUESTION, "learning", 3)
-    assert route.call_count == 6  # 1 + 2 retries, twice
-    assert len(sleeps) == 4
-    assert source.status().state == "skipped"
-
-    with pytest.raises(SourceUnavailable):
-        await source.search(QUESTION, "learning", 3)
-    assert route.call_count == 6
-
-
-async def test_malformed_json_is_a_source_error(
-    api: respx.MockRouter, source: StackOverflowSource
-) -> None:
-    api.get(SEARCH_URL).respond(
-        200, text=(FIXTURES / "error_page.html").read_text(), content_type="text/html"
-    )
-
-    with pytest.raises(SourceError, match="malformed JSON"):
-        await source.search(QUESTION, "learning", 3)
+# -- the API's own error shapes (the shared client's contract: test_online_contract.py) ---
 
 
 async def test_unexpected_shape_is_a_source_error(
@@ -546,53 +486,6 @@ async def test_unexpected_shape_is_a_source_error(
 
     with pytest.raises(SourceError, match="unexpected response"):
         await source.search(QUESTION, "learning", 3)
-
-
-async def test_timeout_fails_after_retries(
-    api: respx.MockRouter, source: StackOverflowSource, sleeps: list[float]
-) -> None:
-    route = api.get(SEARCH_URL).mock(side_effect=httpx.ReadTimeout)
-
-    with pytest.raises(SourceError, match="timed out"):
-        await source.search(QUESTION, "learning", 3)
-    assert route.call_count == 3
-    assert len(sleeps) == 2
-
-
-async def test_connect_error_is_unavailable_at_once_and_blocks_when_repeated(
-    api: respx.MockRouter, source: StackOverflowSource, sleeps: list[float]
-) -> None:
-    route = api.get(SEARCH_URL).mock(side_effect=httpx.ConnectError)
-
-    with pytest.raises(SourceUnavailable, match="unreachable"):
-        await source.search(QUESTION, "learning", 3)
-    assert route.call_count == 1 and sleeps == []
-    # One connect failure (a blip) does not block the source for the cooldown…
-    assert source.status().state == "ready"
-    with pytest.raises(SourceUnavailable, match="unreachable"):
-        await source.search(QUESTION, "learning", 3)
-    # …a second one in a row does.
-    assert route.call_count == 2 and sleeps == []
-    assert "unreachable" in source.status().reason
-
-
-async def test_key_never_appears_in_errors(
-    api: respx.MockRouter, sleeps: list[float], clock: FakeClock
-) -> None:
-    source = make(sleeps, clock, key=KEY)
-    # A proxy's error page that echoes the request's key.
-    api.get(SEARCH_URL).mock(
-        side_effect=lambda request: httpx.Response(
-            502, text=f"Bad gateway (key={request.url.params['key']})"
-        )
-    )
-
-    with pytest.raises(SourceError) as caught:
-        await source.search(QUESTION, "learning", 3)
-
-    assert KEY not in str(caught.value)
-    assert "***" in str(caught.value)
-    assert KEY not in source.status().reason
 
 
 async def test_key_never_appears_in_api_errors(

@@ -174,7 +174,7 @@ async def test_override_file_from_settings_drives_include_domains(
     override.write_text(json.dumps({"python": ["docs.python.org", "peps.python.org"]}))
     route = respx_mock.post(SEARCH_URL).mock(return_value=reply(200, "search_empty.json"))
     source = TavilyDocsSource.from_settings(
-        settings(tavily_api_key=SecretStr(KEY), docs_domains_file=override), sleep=Sleeps()
+        settings(tavily_api_key=SecretStr(KEY), docs_domains=override), sleep=Sleeps()
     )
     await source.search("python dataclass slots", "learning", 3)
     assert sent_body(route)["include_domains"] == ["docs.python.org", "peps.python.org"]
@@ -186,7 +186,7 @@ async def test_malformed_override_file_skips_the_source_with_its_reason(
     override = tmp_path / "domains.json"
     override.write_text('{"python": "docs.python.org"}')
     source = TavilyDocsSource.from_settings(
-        settings(tavily_api_key=SecretStr(KEY), docs_domains_file=override)
+        settings(tavily_api_key=SecretStr(KEY), docs_domains=override)
     )
     status = source.status()
     assert status.state == "skipped"
@@ -212,25 +212,8 @@ def test_clip_query_keeps_short_queries_and_cuts_at_words() -> None:
 
 
 # --------------------------------------------------------------------------- errors
-
-
-async def test_401_is_invalid_key_not_retried_and_stops_further_calls(
-    respx_mock: respx.MockRouter,
-) -> None:
-    route = respx_mock.post(SEARCH_URL).mock(return_value=reply(401, "error_401.json"))
-    sleeps = Sleeps()
-    source = make_source(sleeps)
-
-    with pytest.raises(SourceError, match="invalid TAVILY_API_KEY") as caught:
-        await source.search("python", "learning", 5)
-    assert not isinstance(caught.value, SourceUnavailable)
-    assert "missing or invalid API key" in str(caught.value)  # Tavily's own detail kept
-    assert route.call_count == 1 and sleeps.calls == []
-
-    assert source.status().state == "skipped"
-    with pytest.raises(SourceUnavailable, match="invalid TAVILY_API_KEY"):
-        await source.search("python", "learning", 5)
-    assert route.call_count == 1
+# The shared client's contract (5xx retries, breaker, timeouts, malformed JSON, an
+# unreachable network, a rejected or missing key): test_online_contract.py.
 
 
 async def test_429_then_success_honours_retry_after(respx_mock: respx.MockRouter) -> None:
@@ -280,89 +263,13 @@ async def test_plan_limits_are_explained_and_not_retried(
     assert message in source.status().reason
 
 
-async def test_5xx_is_retried_then_succeeds(respx_mock: respx.MockRouter) -> None:
-    route = respx_mock.post(SEARCH_URL).mock(
-        side_effect=[reply(500, "error_500.json"), reply(200, "search_success.json")]
-    )
-    sleeps = Sleeps()
-    results = await make_source(sleeps).search("python asyncio", "learning", 5)
-    assert len(results) == 3 and route.call_count == 2 and len(sleeps.calls) == 1
-
-
-async def test_5xx_every_time_fails_after_retries(respx_mock: respx.MockRouter) -> None:
-    route = respx_mock.post(SEARCH_URL).mock(return_value=httpx.Response(503, text="upstream"))
-    with pytest.raises(SourceError, match="HTTP 503"):
-        await make_source().search("python", "learning", 5)
-    assert route.call_count == 3
-
-
-async def test_malformed_json(respx_mock: respx.MockRouter) -> None:
-    truncated = (FIXTURES / "search_truncated.txt").read_text(encoding="utf-8")
-    respx_mock.post(SEARCH_URL).mock(return_value=httpx.Response(200, text=truncated))
-    with pytest.raises(SourceError, match="malformed JSON"):
-        await make_source().search("python asyncio", "learning", 5)
-
-
 async def test_json_without_results_list_is_an_error(respx_mock: respx.MockRouter) -> None:
     respx_mock.post(SEARCH_URL).mock(return_value=httpx.Response(200, json={"detail": "odd"}))
     with pytest.raises(SourceError, match="no results list"):
         await make_source().search("python", "learning", 5)
 
 
-async def test_read_timeout_is_retried_then_reported(respx_mock: respx.MockRouter) -> None:
-    route = respx_mock.post(SEARCH_URL).mock(side_effect=httpx.ReadTimeout("slow"))
-    sleeps = Sleeps()
-    with pytest.raises(SourceError, match="timed out after 5s"):
-        await make_source(sleeps).search("python", "learning", 5)
-    assert route.call_count == 3 and len(sleeps.calls) == 2
-
-
-async def test_unreachable_network_is_unavailable_at_once(respx_mock: respx.MockRouter) -> None:
-    route = respx_mock.post(SEARCH_URL).mock(side_effect=httpx.ConnectError("no route"))
-    source = make_source()
-    with pytest.raises(SourceUnavailable, match="network unreachable"):
-        await source.search("python", "learning", 5)
-    assert route.call_count == 1
-    assert source.status().state == "ready"  # one failure is not yet a pattern
-    with pytest.raises(SourceUnavailable, match="network unreachable"):
-        await source.search("python", "learning", 5)
-    assert route.call_count == 2
-    assert source.status().state == "skipped"
-
-
-async def test_repeated_failures_open_the_breaker_until_cooldown(
-    respx_mock: respx.MockRouter,
-) -> None:
-    route = respx_mock.post(SEARCH_URL).mock(return_value=httpx.Response(503))
-    clock = Clock()
-    source = make_source(clock=clock)
-    for _ in range(2):
-        with pytest.raises(SourceError, match="HTTP 503"):
-            await source.search("python", "learning", 5)
-    calls = route.call_count
-    with pytest.raises(SourceUnavailable, match="skipped after 2 failures"):
-        await source.search("python", "learning", 5)
-    assert route.call_count == calls
-
-    clock.now += HttpPolicy().cooldown + 1
-    route.mock(return_value=reply(200, "search_success.json"))
-    assert len(await source.search("python", "learning", 5)) == 3
-    assert source.status().state == "ready"
-
-
 # --------------------------------------------------------------------------- secrets
-
-
-async def test_key_is_redacted_from_errors(respx_mock: respx.MockRouter) -> None:
-    # A gateway that echoes the request's Authorization header back in its error body.
-    echo = {"detail": {"error": f"bad request for Authorization: Bearer {KEY}"}}
-    respx_mock.post(SEARCH_URL).mock(return_value=httpx.Response(400, json=echo))
-    with pytest.raises(SourceError) as caught:
-        await make_source().search("python", "learning", 5)
-    message = str(caught.value)
-    assert "Tavily rejected the request" in message
-    assert "***" in message
-    assert KEY not in message
 
 
 async def test_key_is_never_in_401_or_429_errors(respx_mock: respx.MockRouter) -> None:
@@ -375,17 +282,7 @@ async def test_key_is_never_in_401_or_429_errors(respx_mock: respx.MockRouter) -
         assert KEY not in str(caught.value)
 
 
-# --------------------------------------------------------------------------- no key
-
-
-async def test_no_key_is_skipped_and_never_calls(respx_mock: respx.MockRouter) -> None:
-    source = make_source(key=None)
-    status = source.status()
-    assert status.state == "skipped"
-    assert status.reason == "TAVILY_API_KEY not set"
-    with pytest.raises(SourceUnavailable, match="TAVILY_API_KEY not set"):
-        await source.search("python", "learning", 5)
-    assert respx_mock.calls.call_count == 0
+# --------------------------------------------------------------------------- factory
 
 
 def test_factory_reads_key_and_timeouts_from_settings() -> None:

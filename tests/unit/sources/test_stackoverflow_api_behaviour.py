@@ -13,12 +13,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from codeweaver.evaluation.stackexchange_corpus import Corpus, Reply, load_stackeval
-from codeweaver.evaluation.stackexchange_loopback import StackExchangeLoopback, serve_loopback
 from codeweaver.sources.base import SourceError
 from codeweaver.sources.so_format import guess_tags, plain_words
 from codeweaver.sources.stackoverflow import StackOverflowSource
-from tests.unit.evaluation.conftest import ROWS
+from codeweaver_eval.stackexchange.corpus import Corpus, Reply, load_stackeval
+from codeweaver_eval.stackexchange.loopback import StackExchangeLoopback, serve_loopback
+from tests.unit.codeweaver_eval.stackeval import ROWS
 
 LINQ_TITLE = "LINQ to SQL not supported in .net 5.0?"
 LINQ = {

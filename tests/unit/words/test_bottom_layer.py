@@ -22,8 +22,3 @@ def test_words_import_only_words() -> None:
             for name in names:
                 if name.split(".")[0] == "codeweaver":
                     assert name.startswith("codeweaver.words"), f"{module.name} imports {name}"
-
-
-def test_modules_stay_small() -> None:
-    for module in PACKAGE.glob("*.py"):
-        assert len(module.read_text(encoding="utf-8").splitlines()) <= 400, module.name

@@ -10,20 +10,21 @@ import asyncio
 import logging
 from typing import Any, Literal
 
-from codeweaver.agent.citations import with_source_notice
-from codeweaver.agent.deps import Deps, step
-from codeweaver.agent.grounding import warning
-from codeweaver.agent.language import answer_language
+from codeweaver.agent.answering.citations import with_source_notice
+from codeweaver.agent.answering.grounding import warning
+from codeweaver.agent.answering.versions import dated_title, installed_versions, names_in
+from codeweaver.agent.deps import Deps
+from codeweaver.agent.history import history_turns
 from codeweaver.agent.librarian.protocol import ANSWER, Decision
 from codeweaver.agent.librarian.tools import Observation, build_tools, resolve
-from codeweaver.agent.nodes.analyze import history_turns
 from codeweaver.agent.nodes.answer import finish, write_answer
 from codeweaver.agent.nodes.check import grade
 from codeweaver.agent.nodes.code_review import review_code, settle_code
 from codeweaver.agent.prompts import librarian as librarian_prompts
+from codeweaver.agent.rules.language import answer_language
 from codeweaver.agent.state import GroundingDetails, LibrarianState, Step, is_reset, new_turn
+from codeweaver.agent.steps import step
 from codeweaver.agent.user_text import say
-from codeweaver.agent.versions import dated_title, installed_versions, names_in
 from codeweaver.llm.structured import ainvoke_structured
 
 logger = logging.getLogger(__name__)
@@ -213,7 +214,7 @@ async def librarian_check(state: LibrarianState, deps: Deps) -> dict[str, Any]:
         note = "not checked: generation failed"
     elif not sources:
         note = "not checked: no sources were found"
-    elif not deps.settings.grounding_check:
+    elif not deps.settings.grounding:
         note = "not checked: grounding check off"
     else:
         # The summary step only, as this mode has always reported (the pipeline also

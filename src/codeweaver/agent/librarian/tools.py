@@ -8,20 +8,17 @@ never raises: failures come back as an observation starting with `error:` and an
 
 from __future__ import annotations
 
-import asyncio
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from codeweaver.agent.deps import Deps, announce, step
+from codeweaver.agent.deps import Deps
 from codeweaver.agent.prompts import librarian as librarian_prompts
 from codeweaver.agent.search_nodes import SEARCH_NODES
 from codeweaver.agent.state import Intent, SearchResult, Step
+from codeweaver.agent.steps import announce, step
 from codeweaver.sources.base import Source
-from codeweaver.telemetry import source_span
-
-logger = logging.getLogger(__name__)
+from codeweaver.sources.calling import Failed, search_safely
 
 THINK = "think"
 # The loop does not classify intent; sources weigh "learning" as the neutral case.
@@ -120,20 +117,13 @@ class SearchTool:
             return Observation(f"error: {why}", [step(self.name, "error", why)])
         act = step(self.name, "act", f"{self.source.name}: {query}", query=query, limit=self.limit)
         announce(state, act)  # shown while the search runs, not only when it returns
-        try:
-            with source_span(self.source.name, query) as traced:  # a span when tracing is on
-                found = await asyncio.wait_for(
-                    self.source.search(query, SEARCH_INTENT, self.limit), timeout=self.timeout
-                )
-                traced.found(len(found))
-        except TimeoutError:
-            why = f"{self.source.name} timed out after {self.timeout:g}s"
+        outcome = await search_safely(
+            self.source, query, SEARCH_INTENT, self.limit, timeout=self.timeout
+        )
+        if isinstance(outcome, Failed):  # a failing source never fails the answer
+            why = outcome.text
             return Observation(f"error: {why}", [act, step(self.name, "error", why)])
-        except Exception as exc:  # a failing source never fails the answer
-            logger.info("%s failed: %s", self.source.name, exc)
-            why = f"{self.source.name} failed: {exc}"
-            return Observation(f"error: {why}", [act, step(self.name, "error", why)])
-        usable = [r for r in found if isinstance(r, dict) and r.get("title")]
+        usable = [r for r in outcome.results if isinstance(r, dict) and r.get("title")]
         new, lines = number_results(usable, seen)
         note = f"{len(lines)} results from {self.source.name}" + (
             f" ({len(lines) - len(new)} seen before)" if len(new) < len(lines) else ""

@@ -7,45 +7,29 @@ import logging
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AnyMessage
 from pydantic import BaseModel
 
 from codeweaver.agent import prompts
-from codeweaver.agent.citations import tidy_answer
-from codeweaver.agent.deps import Deps, step
-from codeweaver.agent.guard import depends_on_context, followup_type
-from codeweaver.agent.language import is_english
+from codeweaver.agent.answering.citations import tidy_answer
+from codeweaver.agent.deps import Deps
+from codeweaver.agent.history import earlier_question, history_turns
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.quick import tidy_question
+from codeweaver.agent.rules.guard import depends_on_context, followup_type
+from codeweaver.agent.rules.language import is_english
 from codeweaver.agent.state import GraphState
+from codeweaver.agent.steps import step
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import ainvoke_structured, message_text
 from codeweaver.words import lost_in_translation
 
 logger = logging.getLogger(__name__)
 
-HISTORY_TURNS = 6
-HISTORY_CHARS = 1500
-
 
 class CanonicalOut(BaseModel):
+    """The model's English form of a question, the cache key of a non-English one."""
+
     canonical_question: str = ""
-
-
-def previous_answer(messages: list[AnyMessage]) -> str | None:
-    """The last assistant message before the current question, if any."""
-    for message in reversed(messages[:-1] if messages else []):
-        if message.type == "ai":
-            return message_text(message)
-    return None
-
-
-def previous_question(messages: list[AnyMessage]) -> str | None:
-    """The last user message before the current question, if any."""
-    for message in reversed(messages[:-1] if messages else []):
-        if message.type == "human":
-            return message_text(message)
-    return None
 
 
 async def english_form(llm: BaseChatModel, question: str) -> tuple[str, str | None]:
@@ -72,9 +56,9 @@ async def english_form(llm: BaseChatModel, question: str) -> tuple[str, str | No
 async def analyze_question(state: GraphState, deps: Deps) -> dict[str, Any]:
     """Relation to the conversation and cacheability by rule; the model is asked only to
     put a non-English question into English, so every cache key is English."""
-    question = state.get("question", "")
+    question = state["question"]
     messages = state.get("messages") or []
-    earlier = previous_question(messages) if previous_answer(messages) is not None else None
+    earlier = earlier_question(messages)
     # A rewritten follow-up already stands alone: it is searched, never read from history.
     rewritten = state.get("route") == "history_required"
     question_type = "independent" if rewritten else followup_type(question, earlier)
@@ -104,22 +88,16 @@ async def analyze_question(state: GraphState, deps: Deps) -> dict[str, Any]:
 
 
 def route_question_type(state: GraphState) -> Literal["generate_with_history", "check_cache"]:
+    """A follow-up about the last answer is answered from the conversation; else the cache."""
     if state.get("question_type") == "clarification":
         return "generate_with_history"
     return "check_cache"
 
 
-def history_turns(messages: list[AnyMessage]) -> list[tuple[str, str]]:
-    turns: list[tuple[str, str]] = []
-    for message in messages[:-1][-HISTORY_TURNS:]:
-        role = "assistant" if message.type == "ai" else "user"
-        turns.append((role, message_text(message)[:HISTORY_CHARS]))
-    return turns
-
-
 async def generate_with_history(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """Answer a follow-up about the last answer from the conversation: no search, no cache."""
     messages = state.get("messages") or []
-    question = state.get("question", "")
+    question = state["question"]
     language = state.get("language", "en")
     prompt = prompts.history_messages(history_turns(messages), question, language)
     sources = state.get("sources") or []
@@ -142,13 +120,14 @@ async def generate_with_history(state: GraphState, deps: Deps) -> dict[str, Any]
 
 
 async def check_cache(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """Look the canonical question up in the answer cache, when the question may be cached."""
     if not deps.settings.cache_enabled or not state.get("should_cache", False):
         why = "cache off" if not deps.settings.cache_enabled else "not cacheable"
         return {
             "cached_result": None,
             "intermediate_steps": [step("check_cache", "observe", f"skipped: {why}")],
         }
-    key = state.get("canonical_question") or state.get("question", "")
+    key = state.get("canonical_question") or state["question"]
     try:  # embedding and the vector store are blocking work: off the event loop
         entry = await asyncio.to_thread(deps.cache.lookup, key)
     except Exception as exc:  # a broken cache is a miss, never a failed answer
@@ -169,10 +148,12 @@ async def check_cache(state: GraphState, deps: Deps) -> dict[str, Any]:
 
 
 def route_cache(state: GraphState) -> Literal["return_cached_answer", "classify_intent"]:
+    """A cache hit is the answer; a miss goes on to the search."""
     return "return_cached_answer" if state.get("cached_result") else "classify_intent"
 
 
 async def return_cached_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """End the turn with the cached answer and its sources."""
     cached = state.get("cached_result") or {}
     return finish(
         state,

@@ -10,13 +10,14 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 
 from codeweaver.agent import prompts
-from codeweaver.agent.api_citations import cite_used_apis, cited_by_name
-from codeweaver.agent.citations import renumber_citations, tidy_answer
-from codeweaver.agent.code_citations import cite_copied_code
-from codeweaver.agent.deps import Deps, announce, step
+from codeweaver.agent.answering.api_citations import cite_used_apis, cited_by_name
+from codeweaver.agent.answering.citations import renumber_citations, tidy_answer
+from codeweaver.agent.answering.code_citations import cite_copied_code
+from codeweaver.agent.answering.versions import dated_title, installed_versions, names_in
+from codeweaver.agent.deps import Deps
 from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
+from codeweaver.agent.steps import announce, step
 from codeweaver.agent.user_text import say
-from codeweaver.agent.versions import dated_title, installed_versions, names_in
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import message_text
 
@@ -74,7 +75,11 @@ async def write_answer(
 
 
 async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
-    """A draft from the filtered sources (or the model alone), with the check's feedback."""
+    """A draft from the search's results (or the model alone), with the check's feedback.
+
+    Every draft reads `filtered_results` whole; the sources it is numbered against, and
+    the API pages it cites after them, go to `cited_sources` for the check.
+    """
     found = state.get("filtered_results") or []
     # API documentation is cited where the answer uses the API, never put in the prompt.
     sources = [s for s in found if not cited_by_name(s)]
@@ -112,6 +117,7 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     if reason:
         return {
             "answer": _fallback_answer(language, reason, sources),
+            "cited_sources": found,  # no draft to cite from: all it was given
             "answer_failed": True,
             "answer_attempt": attempt,
             "intermediate_steps": [start, step("generate_answer", "error", reason)],
@@ -123,7 +129,7 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         note += f", citing {len(used)} of {len(by_name)} API pages its code uses"
     return {
         "answer": answer,
-        "filtered_results": [*sources, *used],
+        "cited_sources": [*sources, *used],
         "answer_failed": False,
         "answer_attempt": attempt,
         "intermediate_steps": [start, step("generate_answer", "observe", note, attempt=attempt)],

@@ -20,9 +20,9 @@ from typing import Any, Literal, cast
 
 from langchain_core.language_models import BaseChatModel
 
-from codeweaver.agent.citations import with_source_notice
-from codeweaver.agent.deps import Deps, step
-from codeweaver.agent.grounding import GroundingReport, check_grounding, warning
+from codeweaver.agent.answering.citations import with_source_notice
+from codeweaver.agent.answering.grounding import GroundingReport, check_grounding, warning
+from codeweaver.agent.deps import Deps
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.nodes.code_review import review_code, settle_code
 from codeweaver.agent.state import (
@@ -33,6 +33,7 @@ from codeweaver.agent.state import (
     Step,
     is_reset,
 )
+from codeweaver.agent.steps import step
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ class Grade:
 
     @property
     def details(self) -> GroundingDetails:
+        """The report as the state and the steps carry it."""
         # The report's dict is what `GroundingDetails` declares; a test holds them equal.
         return cast(GroundingDetails, self.report.to_dict())
 
@@ -90,10 +92,10 @@ async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     """Grade the draft: end the turn, or send it back once with what contradicts (its
     cited claims) or, before it ends, once with what its code uses that does not exist."""
     answer = state.get("answer", "")
-    sources = state.get("filtered_results") or []
-    if state.get("answer_failed") or not deps.settings.grounding_check or not sources:
+    sources = state.get("cited_sources") or []
+    if state.get("answer_failed") or not deps.settings.grounding or not sources:
         why = "generation failed" if state.get("answer_failed") else "nothing to check against"
-        if not deps.settings.grounding_check:
+        if not deps.settings.grounding:
             why = "grounding check off"
         # Unchecked by choice (or with no sources) caches as before; a failed draft never.
         cache = not state.get("answer_failed")

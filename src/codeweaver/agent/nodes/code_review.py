@@ -11,9 +11,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from codeweaver.agent.api_citations import cite_checked_apis, uncite_namesakes
-from codeweaver.agent.deps import Deps, step
+from codeweaver.agent.answering.api_citations import cite_checked_apis, uncite_namesakes
+from codeweaver.agent.deps import Deps
 from codeweaver.agent.state import GraphState, SearchResult, Step
+from codeweaver.agent.steps import step
 from codeweaver.agent.user_text import say
 from codeweaver.codecheck import BlockFinding, with_notes
 
@@ -42,7 +43,7 @@ async def review_code(
     if checker is None or state.get("answer_failed") or not answer:
         return CodeReview(answer, [], [])
     try:
-        found = await asyncio.to_thread(checker.check, answer, state.get("question", ""))
+        found = await asyncio.to_thread(checker.check, answer, state["question"])
     except Exception as exc:  # a check that fails never costs the answer
         logger.warning("code check failed", exc_info=True)
         return CodeReview(answer, [step(node, "error", f"code check failed: {exc}")], [])

@@ -9,11 +9,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
-from codeweaver.agent.deps import Deps, step
+from codeweaver.agent.deps import Deps
 from codeweaver.agent.state import GraphState
+from codeweaver.agent.steps import step
 
 
 async def initiate_dynamic_search(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """Say which questions of the message are answered apart, before the workers start."""
     questions = state.get("sub_questions") or []
     return {
         "intermediate_steps": [
@@ -48,6 +50,8 @@ def fanout_multi_questions(state: GraphState) -> list[Send]:
 def make_worker(
     worker_graph: CompiledStateGraph[Any, Any, Any, Any],
 ) -> Callable[[GraphState, RunnableConfig], Awaitable[dict[str, Any]]]:
+    """The node that runs `worker_graph` for one question of a two-question message."""
+
     async def run_single_question_worker(
         child: GraphState, config: RunnableConfig
     ) -> dict[str, Any]:

@@ -9,10 +9,11 @@ from langchain_core.messages import AIMessage
 from pydantic import BaseModel, Field
 
 from codeweaver.agent import prompts
-from codeweaver.agent.deps import Deps, step
-from codeweaver.agent.guard import guard
+from codeweaver.agent.deps import Deps
 from codeweaver.agent.quick import decline_text
+from codeweaver.agent.rules.guard import guard
 from codeweaver.agent.state import GraphState, PlanCase
+from codeweaver.agent.steps import step
 from codeweaver.llm.structured import ainvoke_structured
 from codeweaver.words import share_subject
 
@@ -75,6 +76,7 @@ async def plan_message(message: str, deps: Deps) -> tuple[PlanCase, list[str], s
 
 
 async def create_plan(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """Decide how many questions the message asks: one, two answered apart, or too many."""
     message = state["question"].strip()
     case, questions, how, fallback = await plan_message(message, deps)
     steps = [step("create_plan", "think", f"{case} ({how})", questions=questions)]
@@ -96,10 +98,12 @@ _AFTER_PLAN: dict[str, AfterPlan] = {
 
 
 def route_plan(state: GraphState) -> AfterPlan:
+    """One question to its analysis, two to the workers, too many to the decline."""
     return _AFTER_PLAN[state.get("plan_case") or "single_topic"]
 
 
 async def handle_too_many_questions(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """Decline a message of three or more questions, listing the questions it asks."""
     questions = state.get("sub_questions") or [state["question"]]
     answer = decline_text(questions, state.get("language", "en"))
     return {

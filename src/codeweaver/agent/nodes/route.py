@@ -8,17 +8,14 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from codeweaver.agent import prompts
-from codeweaver.agent.deps import Deps, step
-from codeweaver.agent.language import answer_language
-from codeweaver.agent.nodes.analyze import (
-    history_turns,
-    previous_answer,
-    previous_question,
-)
+from codeweaver.agent.deps import Deps
+from codeweaver.agent.history import earlier_question, history_turns
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.quick import tidy_question
-from codeweaver.agent.router import route_message
+from codeweaver.agent.rules.language import answer_language
+from codeweaver.agent.rules.router import route_message
 from codeweaver.agent.state import GraphState, new_turn
+from codeweaver.agent.steps import step
 from codeweaver.agent.user_text import say
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import ainvoke_structured, message_text
@@ -28,18 +25,15 @@ logger = logging.getLogger(__name__)
 
 
 class RewriteOut(BaseModel):
+    """The model's standalone form of a follow-up."""
+
     question: str = ""
-
-
-def _earlier_question(state: GraphState) -> str | None:
-    messages = state.get("messages") or []
-    return previous_question(messages) if previous_answer(messages) is not None else None
 
 
 async def route_query(state: GraphState, deps: Deps) -> dict[str, Any]:
     """The first node of a turn: clear the last turn's channels and pick the route."""
     message = state["question"].strip()
-    decision = route_message(message, _earlier_question(state))
+    decision = route_message(message, earlier_question(state.get("messages") or []))
     return {
         **new_turn(step("route_query", "think", f"{decision.route}: {decision.reason}")),
         "route": decision.route,
@@ -56,6 +50,7 @@ _AFTER_QUERY: dict[str, AfterQuery] = {
 
 
 def route_after_query(state: GraphState) -> AfterQuery:
+    """To the direct answer, the rewrite of a follow-up, or the plan."""
     return _AFTER_QUERY[state.get("route", "rag_required")]
 
 
@@ -81,7 +76,7 @@ def _keeps(rewritten: str, follow_up: str, earlier: str) -> bool:
 async def rewrite_question(state: GraphState, deps: Deps) -> dict[str, Any]:
     """Turn a follow-up into a standalone question; the plan and search use that."""
     follow_up = state["question"]
-    earlier = _earlier_question(state) or ""
+    earlier = earlier_question(state.get("messages") or []) or ""
     history = history_turns(state.get("messages") or [])
     result = await ainvoke_structured(
         deps.llm, prompts.rewrite_messages(history, follow_up), RewriteOut, RewriteOut()

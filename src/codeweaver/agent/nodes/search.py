@@ -4,20 +4,18 @@ refine_search."""
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from langchain_core.language_models import BaseChatModel
 from langgraph.types import Send
 from pydantic import BaseModel
 
 from codeweaver.agent import prompts
-from codeweaver.agent.deps import Deps, PlannedSearch, announce, label_steps, step
-from codeweaver.agent.intent import rule_intent
-from codeweaver.agent.language import is_english
-from codeweaver.agent.nodes.refine_results import is_relevant
-from codeweaver.agent.queries import general_query, query_variations, search_form
+from codeweaver.agent.deps import Deps, PlannedSearch
+from codeweaver.agent.nodes.search_subgraph import is_relevant
+from codeweaver.agent.rules.intent import rule_intent
+from codeweaver.agent.rules.language import is_english
+from codeweaver.agent.rules.queries import general_query, query_variations, search_form
 from codeweaver.agent.search_nodes import BASELINE_NODE, FALLBACK_NODE, MIN_DOCUMENTS
 from codeweaver.agent.state import (
     GraphState,
@@ -27,33 +25,20 @@ from codeweaver.agent.state import (
     Step,
     reset,
 )
-from codeweaver.llm.structured import Structured, ainvoke_structured
+from codeweaver.agent.steps import announce, label_steps, step
+from codeweaver.llm.structured import ainvoke_structured
+from codeweaver.sources.calling import Failed, search_safely
 from codeweaver.sources.index_files import IndexBuilding
-from codeweaver.telemetry import source_span
 from codeweaver.vocabulary import Intent
-
-logger = logging.getLogger(__name__)
 
 MIN_RESULTS = 2
 MAX_REFINEMENTS = 1
 
 
-class IntentOut(BaseModel):
-    intent: Literal["debugging", "learning", "code_review"]
-
-
 class RefineOut(BaseModel):
+    """The model's refined search query."""
+
     query: str
-
-
-async def predict_intent(llm: BaseChatModel, question: str) -> Structured[IntentOut]:
-    """The model's reading of a question's intent; `learning` when its reply is unusable.
-
-    The pipeline decides intent by rules (`agent.intent`); this is kept to measure the
-    model against them (`codeweaver eval intent --by model`)."""
-    return await ainvoke_structured(
-        llm, prompts.intent_messages(question), IntentOut, IntentOut(intent="learning")
-    )
 
 
 async def skipped_steps(deps: Deps, intent: Intent) -> list[Step]:
@@ -66,20 +51,23 @@ async def skipped_steps(deps: Deps, intent: Intent) -> list[Step]:
 
 
 async def classify_intent(state: GraphState, deps: Deps) -> dict[str, Any]:
-    query = state.get("search_query") or search_form(state.get("question", ""))
+    """The question's intent by rule (kept on a refinement) and the query to search."""
+    query = state.get("search_query") or search_form(state["question"])
     if state.get("refinement_count", 0) and state.get("intent"):
         # Refinement changes the query, not what the user wants.
         intent = state["intent"]
         steps = [step("classify_intent", "think", f"{intent} (kept); query: {query}")]
         skipped = await skipped_steps(deps, intent)
         return {"search_query": query, "intermediate_steps": steps + skipped}
-    intent = rule_intent(state.get("question", ""))
+    intent = rule_intent(state["question"])
     steps = [step("classify_intent", "think", f"{intent} (rules)")]
     steps += await skipped_steps(deps, intent)
     return {"intent": intent, "search_query": query, "intermediate_steps": steps}
 
 
 def make_fanout(deps: Deps) -> Callable[[GraphState], list[Send]]:
+    """The router that fans the question out to the search nodes its intent uses."""
+
     def fanout_sources(state: GraphState) -> list[Send]:
         """One `Send` per usable source chosen for the intent: all run in parallel."""
         intent = state.get("intent", "learning")
@@ -95,11 +83,11 @@ def make_fanout(deps: Deps) -> Callable[[GraphState], list[Send]]:
 
 def search_task(state: GraphState, limit: int) -> SearchTask:
     """What a search node gets: the query, its variations on the first round, the limit."""
-    query = state.get("search_query") or state.get("question", "")
+    query = state.get("search_query") or state["question"]
     # A refined query replaces the first round's; its variations were already tried.
     first_round = not state.get("refinement_count", 0)
     queries = (
-        query_variations(query, state.get("question", ""), state.get("canonical_question"))
+        query_variations(query, state["question"], state.get("canonical_question"))
         if first_round
         else [query]
     )
@@ -108,13 +96,15 @@ def search_task(state: GraphState, limit: int) -> SearchTask:
         queries=queries,
         intent=state.get("intent", "learning"),
         limit=limit,
-        question=state.get("question", ""),
+        question=state["question"],
         is_worker=state.get("is_worker", False),
         worker_index=state.get("worker_index", 0),
     )
 
 
 def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[dict[str, Any]]]:
+    """The search node `node`: the first usable source of its row runs every query."""
+
     async def search(task: SearchTask) -> dict[str, Any]:
         return label_steps(task, await _search(task))
 
@@ -139,45 +129,33 @@ def make_search_node(node: str, deps: Deps) -> Callable[[SearchTask], Awaitable[
         announce(task, act)
         outcomes = await asyncio.gather(
             *(
-                _bounded(source.name, q, source.search(q, task["intent"], task["limit"]))
+                search_safely(source, q, task["intent"], task["limit"], timeout=deps.source_timeout)
                 for q in queries
-            ),
-            return_exceptions=True,
+            )
         )
         found: list[SearchResult] = []
-        failures: list[str] = []
+        failures: list[Failed] = []
         for outcome in outcomes:
-            if isinstance(outcome, BaseException):
-                failures.append(_failure(source.name, outcome))
+            if isinstance(outcome, Failed):
+                failures.append(outcome)
             else:
-                found += [r for r in outcome if isinstance(r, dict) and r.get("title")]
-        building = [o for o in outcomes if isinstance(o, IndexBuilding)]
+                found += [r for r in outcome.results if isinstance(r, dict) and r.get("title")]
+        building = [f.error for f in failures if isinstance(f.error, IndexBuilding)]
         if building:  # not a failure: the source is there next time, nothing to report
             note = str(building[0]).partition(": ")[2]
             skipped = f"skipped: {source.name} is not ready ({note})"
             steps = [act, step(node, "observe", skipped, not_ready=source.name)]
         else:
-            steps = [act, *(step(node, "error", f) for f in dict.fromkeys(failures))]
+            steps = [
+                act,
+                *(step(node, "error", t) for t in dict.fromkeys(f.text for f in failures)),
+            ]
         if len(failures) == len(queries):  # a failing source never fails the answer
             return {"search_results": [], "intermediate_steps": steps}
         results = dedupe(found)
         note = f"{len(results)} results from {source.name}"
         steps.append(step(node, "observe", note, answered=source.name))
         return {"search_results": results, "intermediate_steps": steps}
-
-    async def _bounded(
-        name: str, query: str, call: Awaitable[list[SearchResult]]
-    ) -> list[SearchResult]:
-        with source_span(name, query) as traced:  # a span only when tracing is on
-            results = await asyncio.wait_for(call, timeout=deps.source_timeout)
-            traced.found(len(results))
-            return results
-
-    def _failure(name: str, exc: BaseException) -> str:
-        if isinstance(exc, TimeoutError):
-            return f"{name} timed out after {deps.source_timeout:g}s"
-        logger.info("%s failed: %s", name, exc)  # reported in the steps
-        return f"{name} failed: {exc}"
 
     search.__name__ = node
     return search
@@ -195,6 +173,7 @@ def dedupe(results: list[SearchResult]) -> list[SearchResult]:
 
 
 async def collect_results(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """Merge the round's results; ask for the web once when too few documents came back."""
     results = state.get("search_results") or []
     unique = dedupe(results)
     note = f"{len(unique)} results" + (
@@ -216,6 +195,8 @@ async def collect_results(state: GraphState, deps: Deps) -> dict[str, Any]:
 
 
 def make_route_collected(deps: Deps) -> Callable[[GraphState], str | list[Send]]:
+    """The router after collect_results: the web fallback, or evaluation."""
+
     def route_collected(state: GraphState) -> str | list[Send]:
         """To the web fallback when collect_results asked for it, else on to evaluation."""
         if state.get("web_fallback") == "pending":
@@ -236,6 +217,7 @@ def needs_refinement(results: list[SearchResult]) -> tuple[bool, str]:
 
 
 async def evaluate_results(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """Decide whether a second search round could find what the first did not."""
     weak, why = needs_refinement(state.get("search_results") or [])
     refinements = state.get("refinement_count", 0)
     refine = weak and refinements < MAX_REFINEMENTS
@@ -269,13 +251,14 @@ def online_answered(state: GraphState, deps: Deps) -> bool:
 
 
 def route_evaluation(state: GraphState) -> Literal["refine_search", "search_subgraph"]:
+    """Refine the query once more, or filter what was found."""
     return "refine_search" if state.get("needs_refinement") else "search_subgraph"
 
 
 def choose_strategy(state: GraphState) -> RefineStrategy:
     """TRANSLATE a non-English query that has no English search form yet; broaden a query
     that found nothing; make one whose results were all off topic more specific."""
-    query = state.get("search_query") or state.get("question", "")
+    query = state.get("search_query") or state["question"]
     canonical = state.get("canonical_question") or ""
     if not is_english(query) and not is_english(canonical):
         return "TRANSLATE"
@@ -289,15 +272,16 @@ def rule_query(state: GraphState) -> str | None:
     query is the core terms of the English one, which the first round already searched."""
     if choose_strategy(state) != "MORE_GENERAL":
         return None
-    query = state.get("search_query") or state.get("question", "")
+    query = state.get("search_query") or state["question"]
     if not is_english(query):
         query = state.get("canonical_question") or query
     return general_query(query)
 
 
 async def refine_search(state: GraphState, deps: Deps) -> dict[str, Any]:
+    """Write the next round's query: by rule when broader, else by the model."""
     strategy = choose_strategy(state)
-    question = state.get("question", "")
+    question = state["question"]
     query = state.get("search_query") or question
     canonical = state.get("canonical_question", "")
     steps = []

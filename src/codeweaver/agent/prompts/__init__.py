@@ -36,13 +36,6 @@ Reply with JSON only: {{"canonical_question": "..."}}
 canonical_question: the question as one short, self-contained English sentence that \
 keeps every technical term, version and direction (e.g. "string to int")."""
 
-CLASSIFY_INTENT = """You classify a developer's question.
-{untrusted}
-Reply with JSON only: {{"intent": "..."}}
-- "debugging": an error, exception, crash, wrong output or something not working.
-- "code_review": asks to review, improve or critique given code.
-- "learning": how to do something, what something is, or which approach is better."""
-
 REFINE_SEARCH = """You rewrite a search query for a documentation search engine.
 {untrusted}
 Strategy {strategy}: {strategy_help}
@@ -153,18 +146,9 @@ def installed_note(installed: list[tuple[str, str]], language: str) -> str:
     return f"{data_block('excerpt', listing, of='installed packages')}\n{line}"
 
 
-# The baseline every pipeline step must beat: the same model, one plain system prompt.
-BARE_ANSWER = "You are a helpful assistant for software developers."
-
-JUDGE_ANSWER = """You grade an answer to a Stack Overflow question against the accepted \
-answer, which is known to be correct.
-{untrusted}
-Score the candidate answer:
-- 3: correct and as useful as the accepted answer, or more;
-- 2: correct and useful, though less complete than the accepted answer;
-- 1: partly useful but with a mistake, or missing what the accepted answer says matters;
-- 0: wrong, off topic, or no answer.
-Reply with JSON only: {{"score": 0}}"""
+# The system prompt of an answer without sources: one plain line, the very prompt of the
+# bare model every pipeline step is measured against.
+ALONE_ANSWER = "You are a helpful assistant for software developers."
 
 
 # The last words the model reads, in the answer's own language: with English sources in
@@ -184,11 +168,6 @@ def system_message(task: str, text: str) -> SystemMessage:
     return SystemMessage(content=text, name=task)
 
 
-def bare_messages(question: str) -> list[BaseMessage]:
-    """The question as a user would paste it to the model alone."""
-    return [system_message("bare_answer", BARE_ANSWER), HumanMessage(defuse(question))]
-
-
 def revise_code(findings: str) -> str:
     return REVISE_CODE.format(problems=data_block("review", findings))
 
@@ -204,20 +183,8 @@ def alone_messages(
     if code_feedback:
         reminder = f"\n\n{revise_code(code_feedback)}{reminder}"
     return [
-        system_message("generate_answer", BARE_ANSWER),
+        system_message("generate_answer", ALONE_ANSWER),
         HumanMessage(f"{defuse(question)}{reminder}"),
-    ]
-
-
-def judge_answer_messages(question: str, reference: str, answer: str) -> list[BaseMessage]:
-    return [
-        system_message("judge_answer", JUDGE_ANSWER.format(untrusted=UNTRUSTED)),
-        HumanMessage(
-            f"{data_block('message', question)}\n{data_block('source', reference)}\n"
-            f"{data_block('previous_answer', answer)}\n"
-            "<message> is the question, <source> the accepted answer, <previous_answer> "
-            "the candidate answer to score."
-        ),
     ]
 
 
@@ -231,13 +198,6 @@ def plan_messages(message: str) -> list[BaseMessage]:
 def analyze_messages(question: str) -> list[BaseMessage]:
     return [
         system_message("analyze_question", ANALYZE_QUESTION.format(untrusted=UNTRUSTED)),
-        HumanMessage(data_block("message", question)),
-    ]
-
-
-def intent_messages(question: str) -> list[BaseMessage]:
-    return [
-        system_message("classify_intent", CLASSIFY_INTENT.format(untrusted=UNTRUSTED)),
         HumanMessage(data_block("message", question)),
     ]
 

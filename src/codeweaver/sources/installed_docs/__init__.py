@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from codeweaver.sources.base import register_source
+from codeweaver.sources.base import McpTool, SourceInfo, register_source
 from codeweaver.sources.index_files import normalise_score
 from codeweaver.sources.installed_docs.collect import (
     CollectorOptions,
@@ -86,7 +86,19 @@ def source_for(
     )
 
 
-@register_source("installed_docs")
+@register_source(
+    "installed_docs",
+    SourceInfo(
+        mcp_tool=McpTool(
+            "search_docs",
+            "Search installed docs",
+            "Search the documentation of the packages installed in the current project, at "
+            "their installed versions (plus Python's own docs and npm packages' docs when "
+            "configured). Best for API signatures and version-specific behaviour.",
+        ),
+        offline=True,
+    ),
+)
 def _factory(settings: Settings) -> InstalledDocsSource:
     project = find_project_for(settings)
     if project.env is None:

@@ -113,7 +113,8 @@ _COUNTED = frozenset({"function", "method", "class", "property"})
 
 @dataclass(frozen=True)
 class RankingOptions:
-    """Which parts of the ranking run (all by default; the evaluation switches them off)."""
+    """Which parts of the ranking run (all by default; `codeweaver eval retrieval` switches
+    them off)."""
 
     dense: bool = True
     exact: bool = True

@@ -65,7 +65,8 @@ CHECKPOINT_SECONDS = 20.0
 # The most called fifth of the entries is embedded first, and searches use the vectors once
 # it is: on CoNaLa (odd half) vectors for those alone find as much as vectors for all
 # (recall@5 0.241 with 9,241 of 46,653 entries, 0.240 with all, 0.132 with none;
-# `bench/docs_vectors_subset.py`), so the wait for better search is a fifth of the build.
+# `codeweaver_eval.bench.docs_vectors_subset`), so the wait for better search is a fifth
+# of the build.
 PRIORITY_SHARE = 0.2
 VECTORS_FORMAT = 2  # 2: `embedding_text` skips code lines, builtins named as Python spells them
 CACHE_FORMAT = 1

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from codeweaver.sources.base import register_source
+from codeweaver.sources.base import SourceInfo, register_source
 from codeweaver.sources.index_files import normalise_score
 from codeweaver.sources.installed_docs.project import find_root
 from codeweaver.sources.npm_docs.discover import search_folders
@@ -51,6 +51,6 @@ def project_folders(project: Path | None) -> tuple[Path, ...]:
         return (Path(project or ".").absolute(),)
 
 
-@register_source("npm_docs")
+@register_source("npm_docs", SourceInfo(mcp_tool="search_docs", offline=True))
 def _factory(settings: Settings) -> NpmDocsSource:
     return NpmDocsSource(settings.cache_dir / INDEX_DIR, project_folders(settings.project))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from codeweaver.sources.base import register_source
+from codeweaver.sources.base import SourceInfo, register_source
 from codeweaver.sources.python_docs.index import IndexInfo, PythonDocsIndex
 from codeweaver.sources.python_docs.sections import DocSection, find_docs
 from codeweaver.sources.python_docs.source import PythonDocsSource
@@ -23,7 +23,7 @@ __all__ = ["DocSection", "IndexInfo", "PythonDocsIndex", "PythonDocsSource", "fi
 INDEX_DIR = "python_docs"
 
 
-@register_source("python_docs")
+@register_source("python_docs", SourceInfo(mcp_tool="search_docs", offline=True))
 def _factory(settings: Settings) -> PythonDocsSource:
     def python_version() -> str:
         from codeweaver.sources.installed_docs.collect import python_version as own

@@ -8,7 +8,8 @@ reading caps, so upgrading the docs package rebuilds the index and nothing else 
 Tokens: `index_files.doc_words` with Python's name as a stopword. A section's heading
 counts `TITLE_BOOST` times, the headings above it once, then its text. Queries are
 answered precision first (`index_files.PrecisionFirstBm25`, with the npm docs' coverage
-bar and a higher score bar measured on CoNaLa by `bench/python_docs_bar.py`).
+bar and a higher score bar measured on CoNaLa by
+`codeweaver_eval.bench.python_docs_bar`).
 """
 
 from __future__ import annotations

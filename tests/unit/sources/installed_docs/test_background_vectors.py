@@ -22,7 +22,7 @@ from codeweaver.sources.installed_docs.vectors import (
     BuildLock,
     read_progress,
 )
-from tests.unit.sources.test_installed_docs_hybrid import FakeEmbedder, options  # noqa: F401
+from tests.unit.sources.installed_docs.test_installed_docs_hybrid import FakeEmbedder, options  # noqa: F401
 
 QUESTION = "How to find duplicated rows in a pandas DataFrame"
 

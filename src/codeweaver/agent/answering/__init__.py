@@ -1,0 +1,1 @@
+"""Writing an answer and checking it: citations, grounding, restatement, versions."""

@@ -1,0 +1,1 @@
+"""The rule-based decisions: route, guard, intent, language, queries, input check."""
