@@ -5,8 +5,6 @@ started as processes."""
 from __future__ import annotations
 
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,6 +13,7 @@ from starlette.testclient import TestClient
 
 from codeweaver.agent.deps import Deps
 from codeweaver.api.app import create_app
+from codeweaver_eval.serving import serve_in_thread
 
 # A local client as the app sees it: loopback to loopback, so the Host check and the
 # per-address budgets behave as for a browser on the same machine.
@@ -36,35 +35,8 @@ def _app(target: Any, options: dict[str, Any]) -> Any:
 def running_app(target: Any, **options: Any) -> Iterator[str]:
     """The app of `target` (Deps, or any ASGI app already built) under uvicorn on a free
     loopback port until the block ends; yields its base URL."""
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(
-        _app(target, options),
-        log_level="warning",
-        lifespan="on",
-        timeout_graceful_shutdown=2,
-        proxy_headers=False,  # as `codeweaver serve`: the app weighs X-Forwarded-For
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + START_SECONDS
-    while not server.started:
-        if not thread.is_alive():
-            raise RuntimeError("the server stopped while starting (see its log)")
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"the server did not start within {START_SECONDS:.0f} s")
-        time.sleep(0.02)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
+    with serve_in_thread(_app(target, options), timeout=START_SECONDS) as url:
+        yield url
 
 
 @contextmanager
