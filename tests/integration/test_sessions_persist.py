@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.integration.scripted_server import SLOW_MARK
 from tests.services import postgres_url
 
 REPO = Path(__file__).resolve().parents[2]
@@ -115,11 +116,12 @@ def test_kill_9_mid_answer_loses_no_earlier_turn(
                 pass  # the server dies under it
 
         threading.Thread(target=slow, daemon=True).start()
+        # Killed while the answer is being written: searching done, the model mid-answer.
+        mark = tmp_path / SLOW_MARK
         deadline = time.monotonic() + 20
-        while httpx.get(f"{server.url}/api/health").json()["queue"]["running"] == 0:
-            assert time.monotonic() < deadline
+        while not mark.exists():
+            assert time.monotonic() < deadline, "the slow answer never started"
             time.sleep(0.05)
-        time.sleep(0.5)  # well into the run: searching done, the answer being written
     finally:
         server.kill()
     server = Server(tmp_path, backend_env)
