@@ -9,7 +9,6 @@ then verification) says hit or miss. Reported: precision, recall and the false-h
 from __future__ import annotations
 
 import csv
-import json
 import random
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -171,7 +170,3 @@ async def evaluate_cache(
         if on_progress:
             on_progress(min(start + batch, len(pairs)), len(pairs))
     return report
-
-
-def report_json(report: CacheReport) -> str:
-    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False)

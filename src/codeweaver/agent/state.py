@@ -237,7 +237,6 @@ class SearchTask(TypedDict):
     queries: NotRequired[list[str]]  # variations searched with `query` (multi-query)
     intent: Intent
     limit: int
-    question: str
     is_worker: bool
     worker_index: int
 

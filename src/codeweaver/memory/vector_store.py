@@ -211,10 +211,6 @@ VECTOR_STORES: Registry[VectorStoreFactory] = Registry(
 register_vector_store = VECTOR_STORES.register  # decorator: `@register_vector_store("name")`
 
 
-def vector_store_names() -> list[str]:
-    return VECTOR_STORES.names()
-
-
 def vector_store(settings: Settings) -> VectorStore:
     """The backend `settings.vector_store` names; an unknown name lists the known ones."""
     name = settings.vector_store.strip().lower()

@@ -96,7 +96,6 @@ def search_task(state: GraphState, limit: int) -> SearchTask:
         queries=queries,
         intent=state.get("intent", "learning"),
         limit=limit,
-        question=state["question"],
         is_worker=state.get("is_worker", False),
         worker_index=state.get("worker_index", 0),
     )
