@@ -4,6 +4,7 @@ way is resumed, and a search that meets an index being built goes on without it.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from pathlib import Path
@@ -103,6 +104,7 @@ def test_a_build_stopped_half_way_is_resumed(
 def test_a_second_process_waits_for_the_first_ones_vectors(
     tmp_path: Path,
     options: CollectorOptions,  # noqa: F811
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     builder = source_with(tmp_path, options, FakeEmbedder())
     builder.prepare()
@@ -118,11 +120,15 @@ def test_a_second_process_waits_for_the_first_ones_vectors(
 
     embedder = FakeEmbedder()
     waiting = source_with(tmp_path, options, embedder)
+    caplog.set_level(logging.INFO, logger="codeweaver.sources.installed_docs")
     waiting.prepare()
     line = waiting.building()
     assert line is not None and "3/10" in line and "left" in line
     assert waiting.search_sync(QUESTION, 5)  # searches go on meanwhile
-    time.sleep(0.3)
+    deadline = time.monotonic() + 30
+    while "another builder is embedding" not in caplog.text:  # its thread is at the lock
+        assert time.monotonic() < deadline, "the second builder never reached the lock"
+        time.sleep(0.01)
     # It did not start a build of its own: at most the question was embedded, to search
     # with the vectors the other process's checkpoint already holds.
     assert embedder.texts <= 1
