@@ -1,7 +1,7 @@
 """Request bodies, error documentation and the dependencies the API's routers share.
 
-Kept apart from `app.py` so routers in other modules (`openai_compat`) can use the same
-user, service and rate-limit dependencies without importing the app factory.
+Kept apart from `app.py` so every router (`routes/`, `openai_compat`) uses the same user,
+service and rate-limit dependencies without importing the app factory.
 """
 
 from __future__ import annotations
@@ -51,12 +51,12 @@ _ERRORS = {
 }
 
 
-def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+def error_docs(*codes: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses` for the error codes a route can answer."""
     return {code: {"model": ErrorBody, "description": _ERRORS[code]} for code in codes}
 
 
-_CHAT_ERRORS = _errors(400, 401, 403, 404, 413, 421, 422, 429, 503)
+CHAT_ERRORS = error_docs(400, 401, 403, 404, 413, 421, 422, 429, 503)
 
 
 class FeedbackRequest(BaseModel):
