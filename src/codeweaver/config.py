@@ -68,6 +68,13 @@ class Settings(ServiceSettings):
         le=50,
         description="Base number of results per source (the question's intent scales it).",
     )
+    answer_source_tokens: int = Field(
+        default=1000,
+        ge=0,
+        le=32000,
+        description="Tokens of the closest source shown whole in the answer prompt "
+        "(within the model's context; 0: every source summarised).",
+    )
     enabled_sources: str = Field(
         default="all",
         # Read as CODEWEAVER_SOURCES; the field keeps its longer name, used all over.

@@ -28,6 +28,9 @@ class SearchResult(TypedDict):
     date: NotRequired[str | None]
     reference: NotRequired[str]
     attribution: NotRequired[str | None]
+    # The question a Q&A answer answers (Markdown): context the answer prompt shows beside
+    # the closest source, never support for a claim (a question states a problem).
+    asked: NotRequired[str]
     summary: NotRequired[str]
     relevance: NotRequired[float]
     # The public API the result documents ("json.loads") and its kind (module, class,

@@ -25,6 +25,7 @@ ENV_NAMES: list[tuple[str, str, str, object]] = [
     ("CODEWEAVER_MAX_TOKENS", "max_tokens", "321", 321),
     ("CODEWEAVER_TEMPERATURE", "temperature", "0.6", 0.6),
     ("CODEWEAVER_RESULTS_PER_SOURCE", "results_per_source", "7", 7),
+    ("CODEWEAVER_ANSWER_SOURCE_TOKENS", "answer_source_tokens", "600", 600),
     ("CODEWEAVER_SOURCES", "enabled_sources", "github", "github"),
     ("CODEWEAVER_SOURCE_TIMEOUT", "source_timeout", "12.5", 12.5),
     ("CODEWEAVER_HTTP_TIMEOUT", "http_timeout", "3", 3.0),

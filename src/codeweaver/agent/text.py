@@ -23,7 +23,7 @@ _FENCE_BLOCK = re.compile(r"(```.*?```)", re.DOTALL)
 MAX_CODE_SUMMARY_CHARS = 1100
 
 
-def _blocks(text: str) -> list[tuple[bool, str]]:
+def blocks(text: str) -> list[tuple[bool, str]]:
     """Paragraphs and fenced code blocks, in order, as (is_code, text)."""
     found: list[tuple[bool, str]] = []
     for part in _FENCE_BLOCK.split(text):
@@ -46,23 +46,23 @@ def code_summary(text: str, query: str, max_chars: int = MAX_CODE_SUMMARY_CHARS)
     """The lead paragraph, the first code block with the paragraph that introduces it, then
     the paragraphs and blocks that share most words with `query`, in their original order
     and whole (a summary that flattens code into prose loses what answers the question)."""
-    blocks = [(c, b) for c, b in _blocks(text) if c or WORD.search(b)]  # not "---"
-    first_code = next(i for i, (is_code, _) in enumerate(blocks) if is_code)
+    parts = [(c, b) for c, b in blocks(text) if c or WORD.search(b)]  # not "---"
+    first_code = next(i for i, (is_code, _) in enumerate(parts) if is_code)
     chosen = {0, first_code, max(0, first_code - 1)}
 
     def size(indices: set[int]) -> int:
-        return sum(len(blocks[i][1]) + 2 for i in indices)
+        return sum(len(parts[i][1]) + 2 for i in indices)
 
     if size(chosen) > max_chars:
         # The must-keep blocks alone are too long: trim the code, keep the lead.
         room = max_chars - size(chosen - {first_code})
-        blocks[first_code] = (True, _clip_code(blocks[first_code][1], max(120, room)))
+        parts[first_code] = (True, _clip_code(parts[first_code][1], max(120, room)))
     else:
-        ranked = sorted(range(len(blocks)), key=lambda i: (-overlap(query, blocks[i][1]), i))
+        ranked = sorted(range(len(parts)), key=lambda i: (-overlap(query, parts[i][1]), i))
         for i in ranked:
             if i not in chosen and size(chosen | {i}) <= max_chars:
                 chosen.add(i)
-    return "\n\n".join(blocks[i][1] for i in sorted(chosen))
+    return "\n\n".join(parts[i][1] for i in sorted(chosen))
 
 
 def extractive_summary(text: str, query: str, max_sentences: int = 3, max_chars: int = 420) -> str:
@@ -71,7 +71,7 @@ def extractive_summary(text: str, query: str, max_sentences: int = 3, max_chars:
 
     Order is kept so the summary reads as the original did.
     """
-    if any(is_code for is_code, _ in _blocks(text)):
+    if any(is_code for is_code, _ in blocks(text)):
         return code_summary(text, query)
     parts = sentences(text)
     if not parts:

@@ -232,6 +232,12 @@ def html_to_markdown(body: str) -> str:
     ).strip()
 
 
+# How much of an answer a result carries, and of the question it answers (shown beside the
+# closest source as its context).
+MAX_SNIPPET_CHARS = 3000
+MAX_ASKED_CHARS = 1500
+
+
 def clip_markdown(text: str, max_chars: int) -> str:
     """`text` cut to about `max_chars`, at a paragraph break when one is near, fences closed."""
     if len(text) <= max_chars:

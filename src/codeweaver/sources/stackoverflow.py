@@ -13,10 +13,10 @@ all, finds nothing. A search is therefore:
 User text is never a search operator: a leading `-` (exclude), `[tag]`, quotes and
 `name:value` operators (`is:`, `score:`, `title:` …) lose their meaning in `q`.
 A query with Hangul or CJK is not sent (Stack Overflow is English; the pipeline also searches
-the question's English form). Answers are converted from HTML to Markdown (code blocks kept)
-and carry the CC BY-SA licence the API states for the post (`content_license`). Scores are
-the question's terms found in the post (`scoring.term_score`); an accepted answer counts in
-full whatever its votes (most recent ones have few), another answer by its votes.
+the question's English form). Answers are converted from HTML to Markdown (code blocks kept),
+carry their question (`asked`) and the CC BY-SA licence the API states (`content_license`).
+Scores are the question's terms found in the post (`scoring.term_score`); an accepted answer
+counts in full whatever its votes (recent ones have few), another by its votes.
 
 Throttling follows https://api.stackexchange.com/docs/throttle:
 - a `backoff: N` field in a response → no further call to **that method** for N seconds,
@@ -56,6 +56,8 @@ from codeweaver.sources.query_shapes import (
 )
 from codeweaver.sources.scoring import term_score
 from codeweaver.sources.so_format import (
+    MAX_ASKED_CHARS,
+    MAX_SNIPPET_CHARS,
     TECHNOLOGY_WORDS,
     attribution,
     clip_markdown,
@@ -80,9 +82,7 @@ THROTTLE_ERROR_ID = 502
 # The docs put an IP ban "on the order of 30 seconds to a few minutes" when no time is given.
 THROTTLE_DEFAULT_SECONDS = 120.0
 MAX_PAGE = 100  # the API's largest page and the most ids one vector may hold
-MAX_SNIPPET_CHARS = 3000
-# A question shown without its answer (quota ran out, answer not on the one page) ranks
-# below answers with the same votes.
+# A question shown without its answer (no quota, answer not on its page) ranks below answers.
 QUESTION_ONLY_WEIGHT = 0.5
 
 # Answer pages read beyond the first while an accepted answer is missing.
@@ -383,6 +383,7 @@ class StackOverflowSource:
             title=title,
             url=link,
             snippet=f"{header}\n{clip_markdown(body, MAX_SNIPPET_CHARS)}".strip(),
+            asked=clip_markdown(question_body, MAX_ASKED_CHARS),
             source=self.name,
             score=round(term_score(query, title, question_body, body) * quality, 3),
             date=iso_date(answer.get("creation_date")),

@@ -182,6 +182,19 @@ async def test_snippet_is_markdown_with_the_code_block_kept(
     assert "# Do something with 'line'" in results[0]["snippet"]
 
 
+async def test_an_answer_carries_its_question_as_markdown_apart_from_its_text(
+    api: respx.MockRouter, source: StackOverflowSource
+) -> None:
+    mock_success(api)
+
+    results = await source.search(QUESTION, "learning", 3)
+
+    newline = next(r for r in results if r["title"].startswith('Why does "open()"'))
+    assert newline["asked"] == "Each line I read ends with `\\n`. Why?"
+    # The question is context for the prompt, never part of the text claims are checked on.
+    assert "Each line I read ends with" not in newline["snippet"]
+
+
 async def test_an_accepted_answer_counts_whatever_its_votes(
     api: respx.MockRouter, source: StackOverflowSource
 ) -> None:

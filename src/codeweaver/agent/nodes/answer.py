@@ -13,6 +13,7 @@ from codeweaver.agent import prompts
 from codeweaver.agent.answering.api_citations import cite_used_apis, cited_by_name
 from codeweaver.agent.answering.citations import renumber_citations, tidy_answer
 from codeweaver.agent.answering.code_citations import cite_copied_code
+from codeweaver.agent.answering.evidence import lead_budget, prompt_texts
 from codeweaver.agent.answering.versions import dated_title, installed_versions, names_in
 from codeweaver.agent.deps import Deps
 from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
@@ -89,15 +90,20 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     # The installed versions of the libraries the question names: the answer says which
     # version it applies to, and a Stack Overflow answer for an older major shows its date.
     named = names_in(question, installed_versions(deps.sources.values()))
+    # The closest source whole (within the budget), the others summarised.
+    settings = deps.settings
+    budget = lead_budget(settings.answer_source_tokens, settings.llm_context, settings.max_tokens)
+    query = " ".join(filter(None, [question, state.get("canonical_question")]))
+    texts = prompt_texts(sources, query, budget)
     numbered = [
-        (n, dated_title(s, named), s.get("summary") or s["snippet"][:400])
-        for n, s in enumerate(sources, 1)
+        (n, dated_title(s, named), text)
+        for n, (s, text) in enumerate(zip(sources, texts, strict=True), 1)
     ]
     feedback, code_feedback = state.get("answer_feedback"), state.get("code_feedback")
     intent = state.get("intent", "learning")
     messages = (
         prompts.answer_messages(
-            question, language, intent, numbered, feedback, named, code_feedback
+            question, language, intent, numbered, feedback, named, code_feedback, budget > 0
         )
         if sources
         else prompts.alone_messages(question, language, code_feedback)

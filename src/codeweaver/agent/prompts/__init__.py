@@ -123,6 +123,17 @@ ANSWER_TEMPLATES_IN: dict[str, dict[Intent, str]] = {
     },
 }
 
+# Said when the first source is shown whole: with fragments of the one text that answers,
+# the small model filled the gaps from memory (a flag renamed, a removed argument passed).
+KEEP_SOURCE = {
+    "en": "Source [1] is the closest match and is given whole. Where it answers the "
+    "question, build the answer on it: use its code (change only what the question needs, "
+    "and say what you changed) and the same reasons, flags, versions and commands it gives.",
+    "ko": "자료 [1]은 질문과 가장 가까운 자료이며 전체가 주어집니다. 그 자료가 질문에 답한다면 "
+    "그것을 바탕으로 답하세요: 그 코드를 쓰고(질문에 필요한 부분만 바꾸고 무엇을 바꿨는지 "
+    "말하세요), 그 자료가 말하는 이유, 플래그, 버전, 명령을 그대로 쓰세요.",
+}
+
 CITE_RANGE = {
     "en": "Cite sources inline as [1]–[{count}].",
     "ko": "자료는 [1]–[{count}]로 인용하세요.",
@@ -225,9 +236,11 @@ def answer_messages(
     feedback: str | None = None,
     installed: list[tuple[str, str]] | None = None,
     code_feedback: str | None = None,
+    first_whole: bool = False,
 ) -> list[BaseMessage]:
     """`installed`: `(name, version)` of the installed packages the question names;
-    `feedback`: the grounding check's, `code_feedback`: the code check's, on the last draft."""
+    `feedback`: the grounding check's, `code_feedback`: the code check's, on the last draft;
+    `first_whole`: the first source is shown whole, and the answer keeps what it says."""
     templates = ANSWER_TEMPLATES_IN.get(language, ANSWER_TEMPLATES)
     if language in GENERATE_ANSWER_IN:
         system = GENERATE_ANSWER_IN[language].format(template=templates[intent])
@@ -240,6 +253,8 @@ def answer_messages(
     body = format_sources(sources) if sources else "(no sources were found)"
     cite_range = CITE_RANGE.get(language, CITE_RANGE["en"]).format(count=len(sources))
     cite = f"{cite_range}\n" if sources else ""
+    if sources and first_whole:
+        cite = f"{KEEP_SOURCE.get(language, KEEP_SOURCE['en'])}\n{cite}"
     note = installed_note(installed or [], language)
     reminder = cite + (f"{note}\n" if note else "") + answer_in(language)
     if feedback:
