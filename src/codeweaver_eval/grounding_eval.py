@@ -7,7 +7,9 @@ flagged when a cited claim contradicts its source (it would be rewritten, then w
 about); an unsupported answer is caught when it is flagged or when its false claim
 loses its citation. Reported: flags on supported answers (the false alarms users see),
 removed citations on them, unsupported answers caught, flagged and with the false
-citation removed, by kind; the share of answers whose citations all name a source,
+citation removed; the same by kind (`by_kind`: unsupported answers caught, per kind of
+falsehood; `supported_by_kind`: supported answers touched, i.e. flagged or with a
+citation removed, per kind); the share of answers whose citations all name a source,
 before and after the check; model calls and seconds per answer.
 
 `build_cases` makes such a set from StackEval: the model answers each question with the
@@ -71,7 +73,10 @@ class GroundingReport:
     citations_valid: int = 0  # after the check removed what no source supports
     model_calls: int = 0
     seconds: float = 0.0
+    # Per kind of unsupported answer: cases, caught, flagged, removed (the false citation).
     by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
+    # Per kind of supported answer: cases, touched, flagged, removed (any citation).
+    supported_by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
     examples: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -94,6 +99,10 @@ class GroundingReport:
             "by_kind": {
                 kind: {**counts, "rate": ratio(counts["caught"], counts["cases"])}
                 for kind, counts in sorted(self.by_kind.items())
+            },
+            "supported_by_kind": {
+                kind: {**counts, "rate": ratio(counts["touched"], counts["cases"])}
+                for kind, counts in sorted(self.supported_by_kind.items())
             },
             "examples": self.examples,
         }
@@ -152,6 +161,17 @@ def false_citation_removed(check: Check, false_claim: str) -> bool:
     return any(len(wanted & set(words(v.claim.plain))) >= 0.8 * len(wanted) for v in check.removed)
 
 
+def _count(
+    table: dict[str, dict[str, int]], kind: str, either: str, flagged: bool, removed: bool
+) -> None:
+    """One more case of `kind`: flagged, with a citation removed, or `either` of the two."""
+    counts = table.setdefault(kind, {"cases": 0, either: 0, "flagged": 0, "removed": 0})
+    counts["cases"] += 1
+    counts[either] += int(flagged or removed)
+    counts["flagged"] += int(flagged)
+    counts["removed"] += int(removed)
+
+
 async def evaluate_grounding(
     cases: list[GroundingCase], llm: BaseChatModel | None, on_progress: Progress | None = None
 ) -> GroundingReport:
@@ -170,20 +190,18 @@ async def evaluate_grounding(
         if case.supported is None:
             report.unlabelled_flagged += int(flagged)
         elif case.supported:
+            removed = bool(check.removed or check.unknown_citations)
             report.supported += 1
             report.flagged_supported += int(flagged)
-            report.removed_supported += int(bool(check.removed or check.unknown_citations))
+            report.removed_supported += int(removed)
+            _count(report.supported_by_kind, case.kind or "supported", "touched", flagged, removed)
         else:
             removed = false_citation_removed(check, case.false_claim)
             report.unsupported += 1
             report.flagged_unsupported += int(flagged)
             report.removed_unsupported += int(removed)
             report.caught_unsupported += int(flagged or removed)
-            counts = report.by_kind.setdefault(
-                case.kind or "unsupported", {"cases": 0, "caught": 0}
-            )
-            counts["cases"] += 1
-            counts["caught"] += int(flagged or removed)
+            _count(report.by_kind, case.kind or "unsupported", "caught", flagged, removed)
         wrong = flagged if case.supported else not (flagged or removed)
         if case.supported is not None and wrong and len(report.examples) < 10:
             report.examples.append(

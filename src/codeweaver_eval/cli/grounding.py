@@ -70,8 +70,19 @@ def eval_grounding(
         as_json,
     )
     if not as_json:
-        for kind, counts in report.to_dict()["by_kind"].items():
-            typer.echo(f"  caught, {kind}: {counts['caught']}/{counts['cases']}")
+        figures = report.to_dict()
+        for kind, counts in figures["supported_by_kind"].items():
+            typer.echo(f"  supported touched, {kind}: {_share(counts, 'touched')}")
+        for kind, counts in figures["by_kind"].items():
+            typer.echo(f"  caught, {kind}: {_share(counts, 'caught')}")
+
+
+def _share(counts: dict[str, Any], key: str) -> str:
+    """ "3/20 (15%; flagged 2, citation removed 1)": a line of the breakdown by kind."""
+    return (
+        f"{counts[key]}/{counts['cases']} ({counts['rate']:.0%}; flagged {counts['flagged']}, "
+        f"citation removed {counts['removed']})"
+    )
 
 
 def eval_grounding_set(

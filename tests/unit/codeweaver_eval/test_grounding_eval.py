@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner, Result
@@ -11,6 +14,7 @@ from typer.testing import CliRunner, Result
 from codeweaver.agent.answering.grounding import check_grounding
 from codeweaver.agent.state import SearchResult
 from codeweaver.cli.app import app
+from codeweaver_eval.builders import build_grounding_changed as changed
 from codeweaver_eval.datasets import DatasetError
 from codeweaver_eval.grounding_eval import (
     build_cases,
@@ -182,3 +186,135 @@ async def test_only_the_false_claims_citation_counts_as_caught() -> None:
     assert false_citation_removed(check, case.false_claim)
     other = load_cases(FIXTURES / "stackeval50.jsonl")[1].false_claim  # line 2's
     assert not false_citation_removed(check, other)
+
+
+# The breakdown by kind, with a stand-in for the check: what it flags or unbinds is set
+# by the answer ("FLAG", "DROP"), so the counts depend on the report alone.
+@dataclass
+class _Claim:
+    plain: str
+
+
+@dataclass
+class _Verdict:
+    claim: _Claim
+
+
+@dataclass
+class _FakeCheck:
+    passed: bool
+    removed: list[_Verdict]
+    unknown_citations: list[int] = field(default_factory=list)
+    asked_model: bool = False
+
+    def cleaned(self, answer: str, sources: int) -> str:
+        return answer
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"unsupported": []}
+
+
+async def _fake_check(llm: object, question: str, answer: str, sources: object) -> _FakeCheck:
+    dropped = answer.split("DROP ", 1)[1].split(" [1]")[0] if "DROP " in answer else ""
+    return _FakeCheck("FLAG" not in answer, [_Verdict(_Claim(dropped))] if dropped else [])
+
+
+KIND_CASES = [
+    ("Sorting keeps equal items in order [1].", True, "supported", ""),
+    ("FLAG Sorting keeps equal items in order [1].", True, "supported", ""),
+    ("DROP sorted returns a new list [1].", True, "supported", ""),
+    ("FLAG The sort takes 3 passes [1].", False, "number", "The sort takes 3 passes [1]."),
+    ("The sort takes 5 passes [1].", False, "number", "The sort takes 5 passes [1]."),
+    ("DROP list.sorted sorts in place [1].", False, "name", "list.sorted sorts in place [1]."),
+    # A citation is removed, but not the false claim's: not caught.
+    ("DROP sorted returns a new list [1]. It is not stable [1].", False, "negation",
+     "It is not stable [1]."),
+]  # fmt: skip
+
+
+def _kind_cases_file(tmp_path: Path) -> Path:
+    path = tmp_path / "kinds.jsonl"
+    rows = [
+        {"question": "How do I sort?", "sources": [ROWS[0]["answer"]], "answer": answer,
+         "supported": supported, "kind": kind, "false_claim": claim}
+        for answer, supported, kind, claim in KIND_CASES
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+async def test_the_report_breaks_cases_down_by_kind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("codeweaver_eval.grounding_eval.check_grounding", _fake_check)
+    report = (await evaluate_grounding(load_cases(_kind_cases_file(tmp_path)), None)).to_dict()
+    assert report["supported_by_kind"] == {
+        "supported": {"cases": 3, "touched": 2, "flagged": 1, "removed": 1, "rate": 2 / 3}
+    }
+    assert report["by_kind"] == {
+        "name": {"cases": 1, "caught": 1, "flagged": 0, "removed": 1, "rate": 1.0},
+        "negation": {"cases": 1, "caught": 0, "flagged": 0, "removed": 0, "rate": 0.0},
+        "number": {"cases": 2, "caught": 1, "flagged": 1, "removed": 0, "rate": 0.5},
+    }
+    # The totals are the sums of the kinds.
+    assert report["recall"] == 2 / 4 and report["flag_rate_supported"] == 1 / 3
+
+
+def test_the_cli_prints_the_breakdown_by_kind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("codeweaver_eval.grounding_eval.check_grounding", _fake_check)
+    command = ["eval", "grounding", "--file", str(_kind_cases_file(tmp_path)), "--judge", "words"]
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 0, result.output
+    assert "supported touched, supported: 2/3 (67%; flagged 1, citation removed 1)" in result.stdout
+    assert "caught, number: 1/2 (50%; flagged 1, citation removed 0)" in result.stdout
+    assert "caught, negation: 0/1 (0%; flagged 0, citation removed 0)" in result.stdout
+    as_json = json.loads(CliRunner().invoke(app, [*command, "--json"]).stdout)
+    assert as_json["by_kind"]["name"]["caught"] == 1
+    assert as_json["supported_by_kind"]["supported"]["touched"] == 2
+
+
+# The held-out set of changed facts (`build_grounding_changed`): its shape, not the
+# check's results on it, which are measured, not gated.
+CHANGED = FIXTURES / "stackeval_changed.jsonl"
+STACKEVAL = Path("/work/shared/data/intent/stackeval/stack-eval.jsonl")
+
+
+def _rows(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_changed_set_has_each_kind_and_one_change_per_pair() -> None:
+    cases = _rows(CHANGED)
+    kinds = Counter(case["kind"] for case in cases)
+    assert kinds == {"supported": 78, "name": 21, "negation": 21, "number": 18, "version": 18}
+    others = _rows(FIXTURES / "stackeval_heldout.jsonl") + _rows(FIXTURES / "stackeval50.jsonl")
+    assert not {c["question"] for c in cases} & {c["question"] for c in others}
+    for good, bad in zip(cases[::2], cases[1::2], strict=True):
+        assert good["supported"] is True and bad["supported"] is False
+        assert good["question_id"] == bad["question_id"] and good["sources"] == bad["sources"]
+        assert bad["stackeval_line"] % 2 == 1  # an even 0-based position
+        assert bad["original"] in good["answer"] and bad["false_claim"] not in good["answer"]
+        assert good["answer"].replace(bad["original"], bad["false_claim"], 1) == bad["answer"]
+        assert bad["change"]["from"] in bad["source_sentence"]
+        assert bad["source_sentence"] in " ".join(bad["sources"][0]["text"].split())
+
+
+@pytest.mark.skipif(not STACKEVAL.is_file(), reason="shared StackEval copy not present")
+def test_the_changed_set_is_what_its_builder_writes(tmp_path: Path) -> None:
+    out = tmp_path / "changed.jsonl"
+    exclude = [arg for name in ("stackeval50", "stackeval_heldout")
+               for arg in ("--exclude", str(FIXTURES / f"{name}.jsonl"))]  # fmt: skip
+    assert changed.main(["--stackeval", str(STACKEVAL), *exclude, "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == CHANGED.read_text(encoding="utf-8")
+
+
+def test_the_changed_set_builder_refuses_odd_positions_and_used_questions() -> None:
+    rows = [{"questionId": "even"}, {"questionId": "odd"}]
+    fact = changed.Fact("odd", "number", "It takes 3 passes.", "3", "5")
+    with pytest.raises(changed.BuildError, match="odd position"):
+        changed.build(rows, set(), 1, [fact])
+    fact = changed.Fact("even", "number", "It takes 3 passes.", "3", "5")
+    with pytest.raises(changed.BuildError, match="already used"):
+        changed.build(rows, {"even"}, 1, [fact])
