@@ -10,6 +10,7 @@ from codeweaver_eval.cli.cache import eval_cache
 from codeweaver_eval.cli.code import eval_code
 from codeweaver_eval.cli.grounding import eval_grounding, eval_grounding_set
 from codeweaver_eval.cli.intent import eval_intent
+from codeweaver_eval.cli.judging import eval_blind, eval_rubric, eval_unblind
 from codeweaver_eval.cli.retrieval import eval_retrieval
 from codeweaver_eval.cli.split import eval_split
 
@@ -25,3 +26,6 @@ eval_app.command("code")(eval_code)
 eval_app.command("retrieval")(eval_retrieval)
 eval_app.command("split")(eval_split)
 eval_app.command("answers")(eval_answers)
+eval_app.command("blind")(eval_blind)
+eval_app.command("unblind")(eval_unblind)
+eval_app.command("rubric")(eval_rubric)
