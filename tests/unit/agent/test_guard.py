@@ -35,6 +35,8 @@ def test_three_or_more_questions_are_too_many(message: str) -> None:
         "Why does this raise KeyError?\n```python\nd = {}\nd['a']?\nx?\ny?\n```",
         "My test fails with `assert x?` and `y?` and `z?` in the output, why?",
         "I use Flask.\nHow do I add CORS?",
+        # A StackEval title: the question in brackets glosses the one before it.
+        "Recommended method for reloading `.zshrc`? (`source` VS `exec`?)",
     ],
 )
 def test_obvious_single_question_needs_no_model(message: str) -> None:
@@ -52,6 +54,15 @@ def test_obvious_single_question_needs_no_model(message: str) -> None:
 )
 def test_ambiguous_messages_go_to_the_model(message: str) -> None:
     assert guard(message).case is None
+
+
+def test_a_tagged_question_in_a_list_of_three_still_counts() -> None:
+    message = (
+        "Python, Matplotlib, subplot: How to set the axis range? And another thing: "
+        "(Django) how to get month name? Also, how to check if character exists in "
+        "DataFrame cell?"
+    )
+    assert guard(message).case == "too_many"
 
 
 def test_candidates_of_two_questions() -> None:

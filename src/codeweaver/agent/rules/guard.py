@@ -199,6 +199,11 @@ def _independent(piece: _Piece, seen: set[str], *, post: bool) -> bool:
     """Whether a candidate starts a subject of its own, given every word before it."""
     if refers_back(piece.text) or _ALTERNATIVE.match(piece.text):
         return False
+    if piece.text.startswith("(") and ")" not in piece.text and not piece.alone:
+        # "Reloading `.zshrc`? (`source` VS `exec`?)": a question asked inside brackets
+        # glosses the one before it on its line (a StackEval title was split in two);
+        # "(Django) how to …?" only tags its own question.
+        return False
     terms = _own_terms(piece.text)
     if terms & seen:
         return False
