@@ -18,6 +18,7 @@ from codeweaver.cli.app import app
 
 EVAL_COMMANDS = [
     "intent", "cache", "grounding", "grounding-set", "code", "retrieval", "split", "answers",
+    "blind", "unblind", "rubric",
 ]  # fmt: skip
 
 
