@@ -128,6 +128,18 @@ def _docs_index(built: dict[str, Any]) -> str | None:
     return line
 
 
+def _python_docs_state(settings: Settings, state: str) -> str:
+    """The python_docs row, with the way to get the docs without root when they are missing
+    (the source's own hint names the distribution's package, which needs root)."""
+    from codeweaver.sources.python_docs.fetch import missing_tools
+
+    if not state.startswith("skipped") or settings.python_docs is not None:
+        return state
+    if lacking := missing_tools():
+        return f"{state}; no {', '.join(lacking)} here to fetch them without root"
+    return f"{state}; or, without root, `codeweaver setup` downloads them into the cache"
+
+
 def collect_report(settings: Settings) -> dict[str, Any]:
     """A JSON-serialisable description of the model, sources, stores and keys."""
     from codeweaver.agent.search_nodes import SEARCH_NODES
@@ -142,6 +154,8 @@ def collect_report(settings: Settings) -> dict[str, Any]:
         else "skipped: disabled by CODEWEAVER_SOURCES"
         for name in source_names()
     }
+    if "python_docs" in built:
+        sources["python_docs"] = _python_docs_state(settings, sources["python_docs"])
     return {
         "model": _model_report(settings),
         "sources": sources,

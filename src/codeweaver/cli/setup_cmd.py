@@ -5,6 +5,11 @@ terminal and a line per phase in a log. The docs entries' vectors take minutes o
 cores: they are embedded by a background process at low CPU priority (`--wait`:
 here, now), which searches do without until they are ready. At the end it says how long it
 took and the commands to use CodeWeaver, in a shell and in a coding agent.
+
+Before the indexes are built, when the project's Python has no HTML docs on the machine,
+they are fetched without root where the system can (`python_docs.fetch`: the distribution's
+package, unpacked into the cache), phase by phase; when it cannot, a warning says why and
+setup goes on (`--no-python-docs`: not tried).
 """
 
 from __future__ import annotations
@@ -40,6 +45,14 @@ def setup(
             "--wait", help="Embed the docs entries here and now instead of in the background."
         ),
     ] = False,
+    no_python_docs: Annotated[
+        bool,
+        typer.Option(
+            "--no-python-docs",
+            help="Do not download Python's HTML docs when they are missing (about 13 MB, "
+            "with apt-get, no root needed).",
+        ),
+    ] = False,
 ) -> None:
     """Assemble the local model and build the docs indexes now, with progress."""
     from codeweaver.cli.common import console, fail, known_errors, safe
@@ -51,6 +64,8 @@ def setup(
     started = time.monotonic()
     try:
         settings = make_settings(model=model)
+        if not no_python_docs:
+            get_python_docs(settings, err)
         deps = prepare_deps(settings, err.is_terminal)
         docs = deps.sources.get("installed_docs")
         ensure = getattr(docs, "ensure_index", None)
@@ -81,7 +96,8 @@ def _embed_in_background(settings: Settings, err: Console) -> None:
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("ab") as handle:
             process = subprocess.Popen(
-                [sys.executable, "-m", "codeweaver", "setup", "--wait"],
+                # This run has tried the Python docs already: the log gets no second try.
+                [sys.executable, "-m", "codeweaver", "setup", "--wait", "--no-python-docs"],
                 stdin=subprocess.DEVNULL,
                 stdout=handle,
                 stderr=subprocess.STDOUT,
@@ -100,6 +116,53 @@ def _embed_in_background(settings: Settings, err: Console) -> None:
         highlight=False,
         soft_wrap=True,
     )
+
+
+def project_python(settings: Settings) -> str:
+    """The version of the Python whose docs the `python_docs` source wants: the project
+    environment's, else CodeWeaver's own (as the source's factory decides)."""
+    from codeweaver.sources.installed_docs.collect import python_version as own
+    from codeweaver.sources.installed_docs.project import find_project_for
+
+    env = find_project_for(settings).env
+    return env.version if env is not None else own()
+
+
+def get_python_docs(settings: Settings, err: Console) -> Path | None:
+    """The HTML folder of the project's Python docs, fetched into the cache when missing
+    and the system can (`python_docs.fetch`); None, with a warning saying why and what to
+    do, when it cannot. Not tried when CODEWEAVER_PYTHON_DOCS names a folder (that one is
+    used, or its absence reported by the source) or the source is disabled."""
+    from codeweaver.cli.common import safe
+    from codeweaver.sources.python_docs.fetch import FetchError, fetch_docs, megabytes
+    from codeweaver.sources.python_docs.sections import find_docs
+
+    if settings.python_docs is not None or not settings.source_enabled("python_docs"):
+        return None
+    version = project_python(settings)
+    found, _version = find_docs(version, cache_dir=settings.cache_dir)
+    if found is not None:
+        return found
+    minor = ".".join(version.split(".")[:2])
+
+    def say(line: str) -> None:
+        err.print(safe(f"python docs: {line}"), highlight=False, soft_wrap=True)
+
+    say(f"Python {minor}'s HTML docs are not on this machine; fetching them")
+    try:
+        fetched = fetch_docs(settings.cache_dir, minor, say=say)
+    except FetchError as exc:
+        err.print(
+            f"[yellow]warning:[/] {safe(f'python docs: {exc}. Setup goes on without them.')}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        return None
+    say(
+        f"Python {fetched.docs_version}'s docs ready in {fetched.html_dir} "
+        f"({megabytes(fetched.download_bytes)} downloaded, {fetched.seconds:.0f} s)"
+    )
+    return fetched.html_dir
 
 
 def _low_priority() -> None:

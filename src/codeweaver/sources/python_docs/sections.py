@@ -1,9 +1,11 @@
 """Python's own documentation as the machine has it, split into sections.
 
 Debian and Ubuntu ship the HTML docs of each Python in `pythonX.Y-doc` (`apt install
-python3-doc` pulls the default Python's) under `/usr/share/doc/pythonX.Y/html`; the docs'
-own version is in `_static/documentation_options.js`. Only the parts a developer reads for
-answers are indexed (`PARTS`: tutorial, how-tos, FAQ, library and language reference).
+python3-doc` pulls the default Python's) under `/usr/share/doc/pythonX.Y/html`; without
+root, `codeweaver setup` unpacks the same package into the cache (`fetch`, `fetched_dir`),
+looked at after the system's folders. The docs' own version is in
+`_static/documentation_options.js`. Only the parts a developer reads for answers are
+indexed (`PARTS`: tutorial, how-tos, FAQ, library and language reference).
 
 Each Sphinx `<section>` becomes one `DocSection`: its heading, the headings above it, and
 its own text as Markdown (nested sections are their own entries). In the library
@@ -31,6 +33,8 @@ MIN_TEXT_CHARS = 120
 MAX_TEXT_CHARS = 6000
 #: Pages larger than this are skipped (no real docs page comes near).
 MAX_PAGE_BYTES = 3_000_000
+#: Folder of the cache that holds the docs `codeweaver setup` fetched, one folder per X.Y.
+FETCHED_DIR = "python-docs"
 _VERSION = re.compile(r"""VERSION:\s*['"]([0-9][^'"]*)['"]""")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 _HEADING = re.compile(r"^h[1-6]$")
@@ -72,24 +76,47 @@ def docs_version(html_dir: Path) -> str:
     return found.group(1) if found else ""
 
 
-def candidate_dirs(version: str) -> list[Path]:
-    """Where a Python `version`'s HTML docs may be installed, most specific first."""
+def fetched_dir(cache_dir: Path, minor: str) -> Path:
+    """Where `codeweaver setup` puts the HTML docs of Python `minor` ("3.11") it fetched."""
+    return cache_dir / FETCHED_DIR / minor / "html"
+
+
+def default_cache_dir() -> Path | None:
+    """The cache folder the settings name (environment, `.env`, else the user's cache), or
+    None when the settings cannot be read (the fetched docs are then not looked for)."""
+    from codeweaver.config import Settings
+
+    try:
+        return Settings().cache_dir
+    except Exception:  # invalid settings are reported by whoever reads them for real
+        return None
+
+
+def candidate_dirs(version: str, cache_dir: Path | None = None) -> list[Path]:
+    """Where a Python `version`'s HTML docs may be, most specific first: the system's
+    folders, then those fetched into `cache_dir` (default: the settings' cache folder)."""
     minor = ".".join(version.split(".")[:2])
-    return [
+    found = [
         Path(f"/usr/share/doc/python{minor}/html"),  # Debian/Ubuntu pythonX.Y-doc
         Path(f"/usr/share/doc/python{minor}-doc/html"),
         Path("/usr/share/doc/python3/html"),  # Debian's python3-doc link to the default
         Path("/usr/share/doc/python3-docs/html"),  # Fedora's python3-docs
     ]
+    cache = cache_dir if cache_dir is not None else default_cache_dir()
+    if cache is not None:
+        found.append(fetched_dir(cache, minor))
+    return found
 
 
-def find_docs(version: str, explicit: Path | None = None) -> tuple[Path | None, str]:
+def find_docs(
+    version: str, explicit: Path | None = None, cache_dir: Path | None = None
+) -> tuple[Path | None, str]:
     """(HTML folder, its version) of the docs for Python `version` (same major.minor);
-    `explicit` (a setting) is the only place looked at when given."""
+    `explicit` (a setting) is the only place looked at when given; `cache_dir`: where
+    fetched docs are looked for (default: the settings' cache folder)."""
     minor = version.split(".")[:2]
-    for folder in [explicit] if explicit is not None else candidate_dirs(version):
-        if folder is None:
-            continue
+    folders = [explicit] if explicit is not None else candidate_dirs(version, cache_dir)
+    for folder in folders:
         found = docs_version(folder)
         if found and found.split(".")[:2] == minor:
             return folder.resolve(), found
