@@ -15,6 +15,7 @@ from pathlib import Path
 from langchain_core.messages import BaseMessage
 
 from codeweaver.agent.answering.evidence import (
+    ASKED_SHARE,
     CHARS_PER_TOKEN,
     lead_budget,
     prompt_texts,
@@ -84,7 +85,8 @@ async def test_the_top_accepted_answer_reaches_the_prompt_with_all_its_code(
     for block in CODE_BLOCKS:
         assert block in prompt  # every code block whole
     assert "To get the sublists:" in prompt
-    assert "Let's say I want to search if the string 'Mary' exists" in prompt  # its question
+    assert "I have a dictionary with key-value pair." in prompt  # its question
+    assert "[accepted · python" not in prompt  # metadata, which the model copied as text
     assert "Source [1] is the closest match and is given whole" in prompt
     # The other source is there as its summary, not whole.
     assert "Sentence 0 about dictionaries" in prompt
@@ -130,7 +132,7 @@ def test_the_question_takes_at_most_its_share_and_comes_first() -> None:
     shown = whole_text(result, TITLE, 1000)
     asked, _, answer = shown.partition("\n\nAnswer:\n")
     assert asked.startswith("Question:\n")
-    assert len(asked) <= 0.3 * 1000 * CHARS_PER_TOKEN + len("Question:\n")
+    assert len(asked) <= ASKED_SHARE * 1000 * CHARS_PER_TOKEN + len("Question:\n")
     assert "def matchingKeys" in answer
 
 

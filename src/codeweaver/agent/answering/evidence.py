@@ -16,6 +16,8 @@ rest of the prompt and the answer are counted.
 
 from __future__ import annotations
 
+import re
+
 from codeweaver.agent.text import blocks, extractive_summary
 from codeweaver.vocabulary import SearchResult
 from codeweaver.words import WORD, overlap
@@ -27,7 +29,8 @@ CHARS_PER_TOKEN = 3.2
 # sources' summaries, the question and the reminders (about 420 tokens measured on average).
 PROMPT_RESERVE_TOKENS = 900
 # The question a source answers is context, not the answer: at most this share of the budget.
-ASKED_SHARE = 0.3
+ASKED_SHARE = 0.2
+_METADATA_LINE = re.compile(r"\A\[[^\]\n]*\]\n")
 
 
 def lead_budget(configured: int, context: int, answer_tokens: int) -> int:
@@ -67,7 +70,9 @@ def whole_text(result: SearchResult, query: str, budget_tokens: int) -> str:
     """A source as the prompt shows it whole: the question it answers, when it has one, and
     its text, within `budget_tokens` (code blocks are never cut)."""
     max_chars = int(budget_tokens * CHARS_PER_TOKEN)
-    body = result["snippet"]
+    # A leading "[accepted · c · 3 votes …]" line is the source's metadata: shown whole,
+    # the model copied it into the answer as if it were text.
+    body = _METADATA_LINE.sub("", result["snippet"], count=1)
     asked = (result.get("asked") or "").strip()
     if not asked:
         return _fit(body, query, max_chars)
