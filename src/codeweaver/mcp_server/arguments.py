@@ -54,6 +54,17 @@ Query = Annotated[
     ),
 ]
 Limit = Annotated[int, Field(description="How many results per source.", ge=1, le=MAX_LIMIT)]
+MinScore = Annotated[
+    float | None,
+    Field(
+        description="Only results scoring at least this (0-1); omit it (default) for each "
+        "source's ranked list whatever the scores, and judge relevance yourself. 0.13 is the "
+        "bar the answer pipeline keeps for the installed docs.",
+        ge=0.0,
+        le=1.0,
+        allow_inf_nan=False,
+    ),
+]
 
 
 def argument_problem(error: ValidationError) -> str:

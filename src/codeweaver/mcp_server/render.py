@@ -50,13 +50,36 @@ def snippet_text(snippet: object) -> str:
     return cut(clean(snippet or ""))
 
 
-def format_results(results: Sequence[Mapping[str, Any]], notes: Iterable[str] = ()) -> str:
-    """Search results as numbered Markdown items an agent can quote and cite."""
-    lines: list[str] = []
+def result_score(item: Mapping[str, Any]) -> float | None:
+    """A result's score as a number in [0, 1], or None when it has none (it is a source's
+    data: a boolean or a string is no score, a stray value is clamped into the range)."""
+    value = item.get("score")
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
+        return None
+    return min(max(float(value), 0.0), 1.0)
+
+
+def format_results(
+    results: Sequence[Mapping[str, Any]],
+    notes: Iterable[str] = (),
+    *,
+    header: Iterable[str] = (),
+    footer: Iterable[str] = (),
+) -> str:
+    """Search results as numbered Markdown items an agent can quote and cite, each with
+    its score; `header` lines come first (how fresh the index is), `footer` lines after
+    the notes (what was left out, what to try). Those are the server's own words."""
+    lines: list[str] = [one_line(line, 400) for line in header]
+    if lines:
+        lines.append("")
+    if not results:
+        lines.append("No results.")
     # The same views as the structured content's and an answer's sources.
     for view, item in zip(source_views("", results), results, strict=True):
         lines.append(f"[{view.n}] {view.title}" + (f" ({view.source})" if view.source else ""))
         lines.append(f"url: {view.url or '(none)'}")
+        if (score := result_score(item)) is not None:
+            lines.append(f"score: {score:.3f}")
         if view.reference:
             lines.append(f"reference: {view.reference}")
         if view.licence:
@@ -65,8 +88,7 @@ def format_results(results: Sequence[Mapping[str, Any]], notes: Iterable[str] = 
         lines.append("")
     for note in notes:
         lines.append(f"note: {one_line(note, 300)}")
-    if not results:
-        lines.insert(0, "No results.")
+    lines.extend(one_line(line, 400) for line in footer)
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -73,6 +73,7 @@ async def test_stdio_server_answers_searches_and_reports_errors(
                 progress_callback=on_progress,
             )
             code = await client.call_tool("search_code", {"query": "read_lines"})
+            docs = await client.call_tool("search_docs", {"query": "close the file", "limit": 2})
             github = await client.call_tool("search_github", {"query": "read lines"})
             empty = await client.call_tool("ask", {"question": ""})
     log = stderr_path.read_text()
@@ -103,4 +104,14 @@ async def test_stdio_server_answers_searches_and_reports_errors(
     assert not code.is_error
     assert "lines.py" in text_of(code) and "def read_lines(path):" in text_of(code)
     assert github.is_error and "Unknown tool: search_github" in text_of(github)
+    # The docs' ranked list with scores (no bar by default), how fresh their index is,
+    # and what the limit left out.
+    found = docs.structured_content
+    assert not docs.is_error and found is not None, text_of(docs)
+    assert len(found["results"]) == 2
+    assert all(isinstance(r["score"], float) for r in found["results"])
+    assert f"score: {found['results'][1]['score']:.3f}" in text_of(docs)
+    assert [i["source"] for i in found["index"]] == ["python_docs"]
+    assert text_of(docs).startswith("index: python_docs index built ")
+    assert found["cut"][0]["beyond_limit"] > 0 and "\ncut: python_docs: " in text_of(docs)
     assert empty.is_error and "the question is empty" in text_of(empty)

@@ -57,14 +57,16 @@ def test_results_are_numbered_with_url_reference_licence_and_a_fenced_cut_snippe
     lines = text.splitlines()
     assert lines[0] == "[1] json.loads # fake heading (installed_docs)"
     assert lines[1] == "url: https://docs.python.org/3/library/json.html#json.loads"
-    assert lines[2] == "reference: json:loads@3.11"
-    assert lines[3] == "licence: PSF License"
-    assert lines[4] == "````text"  # longer than the snippet's own ```
+    assert lines[2] == "score: 0.900"
+    assert lines[3] == "reference: json:loads@3.11"
+    assert lines[4] == "licence: PSF License"
+    assert lines[5] == "````text"  # longer than the snippet's own ```
     snippet = text.split("````text\n", 1)[1].split("\n````", 1)[0]
     assert snippet.startswith("Deserialize s ```") and len(snippet) <= 610
     assert snippet.endswith("…")
     assert "[2] evil (stackoverflow)" in lines
     assert "url: (none)" in lines  # never a javascript: link
+    assert sum(line.startswith("score:") for line in lines) == 1  # no score, no line
     assert lines[-1] == "note: github: GITHUB_TOKEN not set"
     assert len(_fences(text)) == 4
 

@@ -91,11 +91,13 @@ async def test_every_tool_returns_structured_content_that_validates(tmp_path: Pa
         assert [r["url"] for r in content["results"]] == [r["url"] for r in expected]
         assert [r["reference"] for r in content["results"]] == [r["reference"] for r in expected]
         assert [r["licence"] for r in content["results"]] == ["licence 1", "licence 2"]
+        assert [r["score"] for r in content["results"]] == [r["score"] for r in expected]
         assert {r["source"] for r in content["results"]} == {searched.name}
         # The same items as the text, in the same order.
         text = text_of(result)
         for item in content["results"]:
             assert f"[{item['n']}] {item['title']} ({item['source']})\nurl: {item['url']}" in text
+            assert f"url: {item['url']}\nscore: {item['score']:.3f}\n" in text
             assert item["snippet"] and item["snippet"] in text
 
 

@@ -31,9 +31,10 @@ the question spells as code together with its class or module (`TextIOBase readl
 `re.sub`), and the page of a keyword used as one ("for loop"), score at least
 `SCORE_THRESHOLD`: the question asks for that page. The bar, 0.13, is the lowest whose
 top-1 precision on both CoNaLa halves is at least the earlier bar's (0.274 held out).
-Only candidates at or above `SCORE_THRESHOLD` are returned; among entries of
-one package sharing a leaf name (`str.join`, `bytes.join`) only the best is kept, so the
-results name different APIs.
+The pipeline's search returns only candidates at or above `SCORE_THRESHOLD`; a caller
+that judges relevance itself (an agent over MCP) gets the ranked list without that bar
+(`HybridRanker.search(bar=False)`). Among entries of one package sharing a leaf name
+(`str.join`, `bytes.join`) only the best is kept, so the results name different APIs.
 """
 
 from __future__ import annotations
@@ -315,9 +316,12 @@ class HybridRanker:
             exact[i] = min(strength, STRONG)
         return sorted(keyed, key=lambda i: keyed[i], reverse=True)[:LIST_DEPTH]
 
-    def search(self, query: str, limit: int) -> list[Candidate]:
+    def search(self, query: str, limit: int, *, bar: bool = True) -> list[Candidate]:
+        """The `limit` best candidates; with `bar` (the pipeline's search) only those
+        scoring at least `SCORE_THRESHOLD`, without it the ranked list whatever the scores
+        (for a caller that judges relevance itself)."""
         ranked = self.rank(query)
-        if self.options.threshold:
+        if bar and self.options.threshold:
             ranked = [c for c in ranked if c.score >= SCORE_THRESHOLD]
         return ranked[:limit]
 

@@ -6,8 +6,10 @@ with a prior for the packages the question names.
 
 A result's `score` is in [0, 1]: the estimated chance that the entry documents an API a
 correct answer uses, calibrated on CoNaLa questions (0.5 = about one such entry in two).
-Only results scoring at least `ranking.SCORE_THRESHOLD` are returned, so a question the
-installed docs cannot answer gets no result rather than a misleading one.
+`search` (the answer pipeline's) returns only results scoring at least
+`ranking.SCORE_THRESHOLD`, so a question the installed docs cannot answer gets no result
+rather than a misleading one; `ranked` returns the ranked list without that bar, for a
+caller that judges relevance itself (the MCP `search_docs` tool).
 
 The BM25 index is built or loaded by `prepare` (seconds; the first build after an install,
 which parses only the distributions that changed, up to a minute). Vectors missing for it
@@ -25,9 +27,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import platform
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from codeweaver.embeddings.base import Embedder
@@ -133,6 +137,7 @@ class InstalledDocsSource:
         self._gate = BuildGate(SOURCE_NAME)
         self._versions: tuple[LoadedIndex, dict[str, str]] | None = None
         self._by_name: tuple[LoadedIndex, dict[str, DocEntry]] | None = None
+        self._distributions: tuple[LoadedIndex, int] | None = None
 
     def status(self) -> SourceStatus:
         try:
@@ -291,7 +296,8 @@ class InstalledDocsSource:
         self._loaded, self._checked_at, self._failure = loaded, time.monotonic(), None
         return loaded
 
-    def search_sync(self, query: str, limit: int) -> list[SearchResult]:
+    def search_sync(self, query: str, limit: int, *, bar: bool = True) -> list[SearchResult]:
+        """Up to `limit` results, best first; `bar=False`: whatever their scores (`ranked`)."""
         if not query.strip() or limit <= 0:
             return []
         ranker = self._ranker_for(self._ensure(None, retry=False, wait=False), None, wait=False)
@@ -300,8 +306,42 @@ class InstalledDocsSource:
         licence = self._licences.of
         return [
             to_result(c.entry, round(c.score, 4), licence(c.entry.package, c.entry.version))
-            for c in ranker.search(query, limit)
+            for c in ranker.search(query, limit, bar=bar)
         ]
+
+    async def ranked(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
+        """Up to `limit` results in the ranking's order with their scores, without the
+        relevance bar `search` applies: for a caller that judges relevance itself (an agent
+        over MCP). The bar is fitted for the answer pipeline, which must not quote a page
+        that merely resembles the question; an agent loses more by seeing nothing."""
+        if not query.strip() or limit <= 0:
+            return []
+        return await asyncio.to_thread(self.search_sync, query, limit, bar=False)
+
+    def describe_index(self) -> tuple[datetime, str] | None:
+        """When the loaded index was built and what it holds, in words (None before it is
+        loaded: never builds it). The environment is named, never its path: an HTTP
+        client is told whose docs these are, not where the server keeps them."""
+        loaded = self._loaded
+        if loaded is None:
+            return None
+        env = self.environment
+        if env is None or env.own:
+            whose, python = "CodeWeaver's own environment", env.version if env else ""
+        else:
+            whose, python = f"the project's environment ({env.found_by})", env.version
+        counted = self._distributions
+        if counted is None or counted[0] is not loaded:
+            packages = {e.package for e in loaded.entries if e.package != "python"}
+            counted = self._distributions = (loaded, len(packages))
+        plural = "" if counted[1] == 1 else "s"
+        line = (
+            f"{whose}, Python {python or platform.python_version()}, "
+            f"{counted[1]:,} distribution{plural}, {loaded.info.entry_count:,} entries"
+        )
+        if (building := self.building()) is not None:
+            line += f"; {building}"
+        return loaded.info.built_at, line
 
     def api_pages(self, names: Sequence[str]) -> list[SearchResult]:
         """The pages of those of `names` (qualified: `pandas.concat`) the loaded index

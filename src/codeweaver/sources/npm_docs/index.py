@@ -55,6 +55,9 @@ SCORE_HALF_POINT = 0.3
 MIN_SCORE = 0.5
 #: ... and its words worth at least 60 % of that mass present, however often.
 MIN_COVERAGE = 0.6
+#: Without the bars: any score above zero (an entry sharing no word with the question
+#: scores 0 and is no result, even unranked).
+ANY_MATCH = 1e-9
 MANIFEST = "manifest.json"
 ENTRIES = "entries.jsonl"
 PACKAGES = "packages.json"
@@ -99,16 +102,30 @@ class NpmIndex:
             if retriever is not None
             else None
         )
+        # The same scores without the bars, for a caller that judges relevance itself.
+        self._unbarred = (
+            PrecisionFirstBm25(
+                retriever,
+                len(entries),
+                half_point=SCORE_HALF_POINT,
+                min_score=ANY_MATCH,
+                min_coverage=0.0,
+            )
+            if retriever is not None
+            else None
+        )
 
     def query(
-        self, text: str, limit: int, min_score: float = MIN_SCORE
+        self, text: str, limit: int, min_score: float = MIN_SCORE, *, bar: bool = True
     ) -> list[tuple[NpmEntry, float]]:
         """Up to `limit` (entry, score in [0, 1)) that score at least `min_score` and hold
-        words worth `MIN_COVERAGE` of the question's idf mass, best first."""
-        if self._matcher is None:
+        words worth `MIN_COVERAGE` of the question's idf mass, best first; `bar=False`:
+        every entry sharing a word with the question, best first."""
+        matcher = self._matcher if bar else self._unbarred
+        if matcher is None:
             return []
         plain, extra = query_tokens(text)
-        found = self._matcher.matches(plain, extra, limit, min_score)
+        found = matcher.matches(plain, extra, limit, min_score if bar else ANY_MATCH)
         return [(self.entries[i], score) for i, score in found]
 
 

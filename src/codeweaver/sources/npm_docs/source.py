@@ -17,6 +17,7 @@ import logging
 import re
 import time
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 
 from codeweaver.sources.base import SourceError, SourceStatus
@@ -225,7 +226,8 @@ class NpmDocsSource:
             self._loaded, self._checked_at, self._failure = loaded, time.monotonic(), None
             return loaded
 
-    def search_sync(self, query: str, limit: int) -> list[SearchResult]:
+    def search_sync(self, query: str, limit: int, *, bar: bool = True) -> list[SearchResult]:
+        """Up to `limit` results, best first; `bar=False`: whatever their scores (`ranked`)."""
         if not query.strip() or limit <= 0:
             return []
         index = self._ensure(None, retry=False, wait=False)
@@ -233,8 +235,28 @@ class NpmDocsSource:
             return []
         return [
             to_result(entry, round(score, 4), index.packages.get(entry.package))
-            for entry, score in index.query(query, limit)
+            for entry, score in index.query(query, limit, bar=bar)
         ]
+
+    async def ranked(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
+        """Up to `limit` results by score without the precision-first bars `search`
+        applies: for a caller that judges relevance itself (an agent over MCP)."""
+        if not query.strip() or limit <= 0:
+            return []
+        return await asyncio.to_thread(self.search_sync, query, limit, bar=False)
+
+    def describe_index(self) -> tuple[datetime, str] | None:
+        """When the loaded index was built and what it holds (None before it is loaded)."""
+        loaded = self._loaded
+        if loaded is None:
+            return None
+        info = loaded.info
+        count = len(loaded.packages)
+        line = (
+            f"the project's node_modules, {count:,} package{'' if count == 1 else 's'}, "
+            f"{info.entry_count:,} entries"
+        )
+        return info.built_at, line
 
     async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
         """Up to `limit` results, best first; `SourceError` if the index is unavailable."""

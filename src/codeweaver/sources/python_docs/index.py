@@ -56,6 +56,9 @@ SCORE_HALF_POINT = 0.3
 #: 0.308 at 0.5, 0.393 at 0.65, with 32 % of questions answered); odd half 0.397.
 MIN_SCORE = 0.65
 MIN_COVERAGE = 0.6
+#: Without the bars: any score above zero (a section sharing no word with the question
+#: scores 0 and is no result, even unranked).
+ANY_MATCH = 1e-9
 STOPWORDS = doc_search_stopwords() | {"python", "python3", "py"}
 MANIFEST = "manifest.json"
 SECTIONS = "sections.jsonl"
@@ -126,18 +129,30 @@ class PythonDocsIndex:
             if retriever is not None
             else None
         )
+        # The same scores without the bars, for a caller that judges relevance itself.
+        self._unbarred = (
+            PrecisionFirstBm25(
+                retriever,
+                len(sections),
+                half_point=SCORE_HALF_POINT,
+                min_score=ANY_MATCH,
+                min_coverage=0.0,
+            )
+            if retriever is not None
+            else None
+        )
 
     def query(
-        self, text: str, limit: int, min_score: float | None = None
+        self, text: str, limit: int, min_score: float | None = None, *, bar: bool = True
     ) -> list[tuple[DocSection, float]]:
-        """Up to `limit` (section, score in [0, 1)) passing the precision-first bar."""
-        if self._matcher is None:
+        """Up to `limit` (section, score in [0, 1)) passing the precision-first bar;
+        `bar=False`: every section sharing a word with the question, best first."""
+        matcher = self._matcher if bar else self._unbarred
+        if matcher is None:
             return []
         plain, extra = query_tokens(text)
-        return [
-            (self.sections[i], score)
-            for i, score in self._matcher.matches(plain, extra, limit, min_score)
-        ]
+        found = matcher.matches(plain, extra, limit, min_score if bar else None)
+        return [(self.sections[i], score) for i, score in found]
 
 
 def build_index(

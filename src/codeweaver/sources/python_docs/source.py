@@ -13,6 +13,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from codeweaver.sources.base import SourceError, SourceStatus
@@ -141,7 +142,8 @@ class PythonDocsSource:
             self._loaded, self._failure = loaded, None
             return loaded
 
-    def search_sync(self, query: str, limit: int) -> list[SearchResult]:
+    def search_sync(self, query: str, limit: int, *, bar: bool = True) -> list[SearchResult]:
+        """Up to `limit` results, best first; `bar=False`: whatever their scores (`ranked`)."""
         if not query.strip() or limit <= 0:
             return []
         index = self._ensure(None, retry=False, wait=False)
@@ -150,8 +152,23 @@ class PythonDocsSource:
         version = index.info.docs_version
         return [
             to_result(section, round(score, 4), version)
-            for section, score in index.query(query, limit)
+            for section, score in index.query(query, limit, bar=bar)
         ]
+
+    async def ranked(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
+        """Up to `limit` results by score without the precision-first bars `search`
+        applies: for a caller that judges relevance itself (an agent over MCP)."""
+        if not query.strip() or limit <= 0:
+            return []
+        return await asyncio.to_thread(self.search_sync, query, limit, bar=False)
+
+    def describe_index(self) -> tuple[datetime, str] | None:
+        """When the loaded index was built and what it holds (None before it is loaded)."""
+        loaded = self._loaded
+        if loaded is None:
+            return None
+        info = loaded.info
+        return info.built_at, f"Python {info.docs_version}'s docs, {info.section_count:,} sections"
 
     async def search(self, query: str, intent: Intent, limit: int) -> list[SearchResult]:
         """Up to `limit` results, best first; `SourceError` if the index is unavailable."""
