@@ -32,7 +32,12 @@ from codeweaver.agent.answering.citations import (
     strip_citations,
 )
 from codeweaver.agent.answering.code_citations import introduces_code
-from codeweaver.agent.answering.restatement import best_alignment
+from codeweaver.agent.answering.facts import changed_fact, unheld
+from codeweaver.agent.answering.restatement import (
+    best_alignment,
+    best_excerpt,
+    changed_negation,
+)
 from codeweaver.agent.text import sentences
 from codeweaver.agent.user_text import say
 from codeweaver.words import NEGATION, STOPWORDS, stemmed_words, subject_words
@@ -80,6 +85,7 @@ class Claim:
     index: int
     text: str  # as written, citation markers included
     citations: tuple[int, ...]
+    lead_in: bool = False  # before a colon, cited after it: only a contradiction counts
 
     @property
     def plain(self) -> str:
@@ -196,22 +202,21 @@ def split_claims(answer: str) -> list[Claim]:
     prose = _HEADING.sub("\n\n", _FENCED.sub("\n\n", answer))
     prose = _BULLET.sub("\n\n", prose)
     claims: list[Claim] = []
-    # A lead-in ("follow these steps:") is not part of the claim after it.
-    parts = [
-        part
-        for sentence in sentences(prose)
-        for cited in _CITED_END.split(sentence)
-        for part in _LEAD_IN.split(cited)
-    ]
-    for sentence in parts:
-        text = " ".join(sentence.split())
-        plain = strip_citations(text)
-        cited = tuple(dict.fromkeys(cited_numbers(text)))
-        if len(claim_words(plain)) < MIN_CLAIM_WORDS and not cited:
-            continue
-        if _frames(plain):
-            continue
-        claims.append(Claim(len(claims) + 1, text, cited))
+    for sentence in sentences(prose):
+        for cited_part in _CITED_END.split(sentence):
+            # A lead-in ("follow these steps:") is not part of the claim after it.
+            parts = [" ".join(part.split()) for part in _LEAD_IN.split(cited_part)]
+            for n, text in enumerate(parts):
+                plain = strip_citations(text)
+                cited = tuple(dict.fromkeys(cited_numbers(text)))
+                later = tuple(dict.fromkeys(cited_numbers(" ".join(parts[n + 1 :]))))
+                if len(claim_words(plain)) < MIN_CLAIM_WORDS and not cited:
+                    continue
+                if not cited and later and not _frames(f"{plain}:"):
+                    # A lead-in that states something stands under the citation after it.
+                    claims.append(Claim(len(claims) + 1, text, later, lead_in=True))
+                elif not _frames(plain):
+                    claims.append(Claim(len(claims) + 1, text, cited))
     return claims
 
 
@@ -241,6 +246,11 @@ def lexical_verdict(
     texts = [_source_text(sources[n - 1]) for n in claim.citations if 1 <= n <= len(sources)]
     if not texts:
         return ClaimVerdict(claim, False, 0.0, "cites no listed source")
+    # A fact changed passes the restatement check below (one word in five may differ).
+    # As written: `plain` joins ". env" into a name ("generate.env") when it closes a gap.
+    changed = changed_fact(strip_citations(claim.text), texts, question)
+    if changed is not None:
+        return ClaimVerdict(claim, False, 0.0, changed.reason, True)
     # A restated source sentence is supported, whatever else the claim's words suggest.
     contradiction = None
     for text in texts:
@@ -251,10 +261,12 @@ def lexical_verdict(
             contradiction = found
     if contradiction is not None and contradiction.conflict:
         return ClaimVerdict(claim, False, contradiction.coverage, contradiction.conflict, True)
+    if negation := changed_negation(strip_citations(claim.text), texts):
+        return ClaimVerdict(claim, False, 0.0, negation, True)
     body = " ".join(texts)
     # A number the asker gave (a version, a port) may be repeated without a source.
     given = set(_NUMBER.findall(body)) | set(_NUMBER.findall(question))
-    missing_numbers = set(_NUMBER.findall(claim.plain)) - given
+    missing_numbers = unheld(set(_NUMBER.findall(claim.plain)) - given, [*texts, question])
     if missing_numbers:
         found_numbers = ", ".join(sorted(missing_numbers))
         return ClaimVerdict(claim, False, 0.0, f"{found_numbers} not in the cited source")
@@ -295,17 +307,6 @@ def _copied_code_verdict(
     ):
         return ClaimVerdict(claim, True, 1.0, "it introduces code copied from the cited source")
     return None
-
-
-def best_excerpt(claim: Claim, source: SearchResult, limit: int = 2) -> str:
-    """The sentences of a source that share most words with the claim."""
-    words = stemmed_words(claim.plain)
-    ranked = sorted(
-        sentences(source.get("snippet", "")),
-        key=lambda s: len(words & stemmed_words(s)),
-        reverse=True,
-    )
-    return " ".join(ranked[:limit])[:600]
 
 
 class JudgeOut(BaseModel):
@@ -350,6 +351,8 @@ async def check_grounding(
         if verdict is None or not (verdict.supported or verdict.contradicts):
             # Introducing copied code vouches for the citation, never against a contradiction.
             verdict = _copied_code_verdict(claim, sources, answer) or verdict
+        if claim.lead_in and (verdict is None or not verdict.contradicts):
+            continue
         if verdict is None:
             undecided.append(claim)
         else:
@@ -361,7 +364,7 @@ async def check_grounding(
                 c.index,
                 c.plain,
                 " ".join(
-                    f"[{n}] {best_excerpt(c, sources[n - 1])}"
+                    f"[{n}] {best_excerpt(c.plain, sources[n - 1])}"
                     for n in c.citations
                     if 1 <= n <= len(sources)
                 ),
