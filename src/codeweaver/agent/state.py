@@ -125,6 +125,7 @@ def new_turn(*steps: Step) -> dict[str, Any]:
         "answer_attempt": 0,
         "answer_failed": False,
         "answer_feedback": None,
+        "quoted_answer": "",
         "best_answer": None,
         "grounding": None,
         "code_feedback": None,
@@ -170,6 +171,9 @@ class GraphState(TypedDict, total=False):
     cited_sources: list[SearchResult]
     # answer
     answer: str
+    # generate_answer: a source's answer to this very question, quoted as written after the
+    # model's lead-in ("" for none); check_answer grades the lead-in, then appends it
+    quoted_answer: str
     sources: list[SearchResult]
     # generate_answer / check_answer: drafts, feedback and the best so far
     answer_attempt: int

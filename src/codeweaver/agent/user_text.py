@@ -62,6 +62,11 @@ TEXTS: dict[str, Texts] = {
         "en": " Existing names: {names}.",
         "ko": " 있는 이름: {names}.",
     },
+    # Above a source's answer quoted as its author wrote it, after the model's lead-in.
+    "as_written": {
+        "en": "The answer [{n}], as its author wrote it:",
+        "ko": "답변 [{n}] 원문:",
+    },
     "not_written": {
         "en": "I could not write an answer ({reason}).",
         "ko": "답변을 생성하지 못했습니다 ({reason}).",

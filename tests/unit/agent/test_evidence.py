@@ -32,6 +32,8 @@ POST = json.loads(
 TITLE, _, BODY = POST["question"].partition("\n")
 ANSWER = POST["answer"]
 CODE_BLOCKS = [b.strip() for b in re.findall(r"```(.*?)```", ANSWER, re.DOTALL)]
+# The same need in other words: the post is close, not this very question.
+REWORDED = "Which keys of my Python dict have a list value holding a given substring?"
 
 
 def accepted_answer() -> SearchResult:
@@ -60,7 +62,7 @@ def prompt_of(messages: list[BaseMessage]) -> str:
 async def answer_prompt(tmp_path: Path, **settings: object) -> str:
     deps, llm = make_deps(tmp_path, {"generate_answer": "Use `matchingKeys` [1]."}, **settings)
     state: GraphState = {
-        "question": TITLE,
+        "question": REWORDED,
         "filtered_results": [accepted_answer(), other_source()],
     }
     await generate_answer(state, deps)

@@ -13,7 +13,14 @@ from codeweaver.agent import prompts
 from codeweaver.agent.answering.api_citations import cite_used_apis, cited_by_name
 from codeweaver.agent.answering.citations import renumber_citations, tidy_answer
 from codeweaver.agent.answering.code_citations import cite_copied_code
-from codeweaver.agent.answering.evidence import lead_budget, prompt_texts
+from codeweaver.agent.answering.evidence import (
+    LEAD_IN_TOKENS,
+    answer_as_written,
+    lead_budget,
+    lead_in,
+    prompt_texts,
+    same_question,
+)
 from codeweaver.agent.answering.versions import dated_title, installed_versions, names_in
 from codeweaver.agent.deps import Deps
 from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
@@ -63,16 +70,52 @@ async def write_answer(
     sources: list[SearchResult],
     language: str,
     question: str,
+    max_tokens: int | None = None,
 ) -> tuple[str, str]:
     """The model's answer to `messages`, tidied against `sources`, and "" — or "" and why
     no answer was written. Never raises: the caller still has the sources to give."""
     try:
         steer = in_language_kwargs(llm, language, question)
+        if max_tokens:
+            steer["max_tokens"] = max_tokens
         answer = tidy_answer(message_text(await llm.ainvoke(messages, **steer)), sources)
     except Exception as exc:  # a failing model must not end the turn without a reply
         logger.warning("answer generation failed: %s", exc)
         return "", f"{type(exc).__name__}: {exc}"
     return (answer, "") if answer else ("", EMPTY_ANSWER)
+
+
+def _answer_messages(
+    state: GraphState, deps: Deps, sources: list[SearchResult], named: list[tuple[str, str]]
+) -> tuple[list[BaseMessage], str]:
+    """The answer prompt, and the answer to quote as written after the draft ("" for none).
+
+    The closest source is shown whole (within the budget), the others summarised. When it
+    answers this very question (an English one: the quote must read in the answer's
+    language), the model writes only the lead-in and the reader gets the answer itself.
+    """
+    question, language = state["question"], state.get("language", "en")
+    feedback, code_feedback = state.get("answer_feedback"), state.get("code_feedback")
+    if not sources:
+        return prompts.alone_messages(question, language, code_feedback), ""
+    settings = deps.settings
+    budget = lead_budget(settings.answer_source_tokens, settings.llm_context, settings.max_tokens)
+    query = " ".join(filter(None, [question, state.get("canonical_question")]))
+    texts = prompt_texts(sources, query, budget)
+    numbered = [
+        (n, dated_title(s, named), text)
+        for n, (s, text) in enumerate(zip(sources, texts, strict=True), 1)
+    ]
+    if budget and language == "en" and same_question(question, sources[0]):
+        lead = prompts.source_led_messages(question, language, numbered[0], feedback, named)
+        return lead, answer_as_written(sources[0])
+    intent = state.get("intent", "learning")
+    return (
+        prompts.answer_messages(
+            question, language, intent, numbered, feedback, named, code_feedback, budget > 0
+        ),
+        "",
+    )
 
 
 async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
@@ -90,24 +133,7 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     # The installed versions of the libraries the question names: the answer says which
     # version it applies to, and a Stack Overflow answer for an older major shows its date.
     named = names_in(question, installed_versions(deps.sources.values()))
-    # The closest source whole (within the budget), the others summarised.
-    settings = deps.settings
-    budget = lead_budget(settings.answer_source_tokens, settings.llm_context, settings.max_tokens)
-    query = " ".join(filter(None, [question, state.get("canonical_question")]))
-    texts = prompt_texts(sources, query, budget)
-    numbered = [
-        (n, dated_title(s, named), text)
-        for n, (s, text) in enumerate(zip(sources, texts, strict=True), 1)
-    ]
-    feedback, code_feedback = state.get("answer_feedback"), state.get("code_feedback")
-    intent = state.get("intent", "learning")
-    messages = (
-        prompts.answer_messages(
-            question, language, intent, numbered, feedback, named, code_feedback, budget > 0
-        )
-        if sources
-        else prompts.alone_messages(question, language, code_feedback)
-    )
+    messages, as_written = _answer_messages(state, deps, sources, named)
     attempt = int(state.get("answer_attempt") or 0) + 1
     # Said when writing starts (a local model writes for tens of seconds), with the
     # number of sources the answer is written from: what its notice counts if it cites none.
@@ -119,15 +145,20 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         sources=len(sources),
     )
     announce(state, start)
-    answer, reason = await write_answer(deps.llm, messages, sources, language, question)
+    limit = LEAD_IN_TOKENS if as_written else None
+    answer, reason = await write_answer(deps.llm, messages, sources, language, question, limit)
+    if as_written and not reason:
+        answer = lead_in(answer) or answer
     if reason:
         return {
             "answer": _fallback_answer(language, reason, sources),
+            "quoted_answer": "",
             "cited_sources": found,  # no draft to cite from: all it was given
             "answer_failed": True,
             "answer_attempt": attempt,
             "intermediate_steps": [start, step("generate_answer", "error", reason)],
         }
+    quote = f"{say('as_written', language, n=1)}\n\n{as_written}" if as_written else ""
     answer, _ = cite_copied_code(answer, sources)
     answer, used = cite_used_apis(answer, by_name, len(sources) + 1)
     note = f"draft {attempt} written with {len(sources)} sources"
@@ -135,6 +166,7 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         note += f", citing {len(used)} of {len(by_name)} API pages its code uses"
     return {
         "answer": answer,
+        "quoted_answer": quote,
         "cited_sources": [*sources, *used],
         "answer_failed": False,
         "answer_attempt": attempt,

@@ -172,8 +172,15 @@ async def _final(
     cache: bool = False,
 ) -> dict[str, Any]:
     """End the turn with `answer`, once its code is checked; a checked answer is also
-    cached. Or, when its code uses what is not installed, ask for one rewrite first."""
-    code = await review_code(state, deps, answer)
+    cached. Or, when its code uses what is not installed, ask for one rewrite first.
+
+    A source's answer quoted as written goes after the checked lead-in; what its code uses
+    that is not installed is noted under its block, never sent back (the model did not
+    write it)."""
+    quote = state.get("quoted_answer") or ""
+    if quote:
+        answer = f"{answer}\n\n{quote}"
+    code = await review_code(state, deps, answer, rewrite=not quote)
     if code.rewrite is not None:
         return {"code_feedback": code.rewrite, "code_retry": True,
                 "intermediate_steps": code.steps}  # fmt: skip

@@ -61,6 +61,16 @@ for example "`sorted()` returns a new list [2]." Cite only the numbers given. \
 Where the sources say nothing, answer from general knowledge without a citation. \
 Never add a list of sources at the end: it is added for you."""
 
+# When the closest source answers this very question, the reader gets its answer as its
+# author wrote it, right after the model's few sentences: a 1.5B model given the whole
+# accepted answer still changed its facts in a third of the answers it wrote from it.
+SOURCE_LED = """You are CodeWeaver, a senior developer answering a colleague.
+{untrusted}
+Source [1] answers this very question, and the reader sees it in full right after what \
+you write. Write two to four sentences in {language} that give its answer directly: what \
+to do and why, with the same names, flags, versions and commands as source [1], and [1] \
+after each sentence. No code blocks, no headings, no list of sources."""
+
 REVISE = """A reviewer checked your previous answer against the sources and found:
 {problems}
 Write the answer again: keep only what the cited source states, cite the right source, \
@@ -264,6 +274,26 @@ def answer_messages(
     return [
         system_message("generate_answer", system),
         HumanMessage(f"{body}\n{data_block('message', question)}\n{reminder}"),
+    ]
+
+
+def source_led_messages(
+    question: str,
+    language: str,
+    source: tuple[int, str, str],
+    feedback: str | None = None,
+    installed: list[tuple[str, str]] | None = None,
+) -> list[BaseMessage]:
+    """The few sentences that lead into a source answering this very question, shown whole
+    (`source`: number, title, text); `feedback`: the grounding check's, on the last draft."""
+    system = SOURCE_LED.format(untrusted=UNTRUSTED, language=LANGUAGE_NAMES.get(language, language))
+    note = installed_note(installed or [], language)
+    reminder = (f"{note}\n" if note else "") + answer_in(language)
+    if feedback:
+        reminder = f"{REVISE.format(problems=data_block('review', feedback))}\n{reminder}"
+    return [
+        system_message("generate_answer", system),
+        HumanMessage(f"{format_sources([source])}\n{data_block('message', question)}\n{reminder}"),
     ]
 
 
