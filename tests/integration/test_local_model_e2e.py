@@ -48,7 +48,7 @@ async def test_reads_a_file_line_by_line_with_installed_docs(assistant: Assistan
     assert cited and cited <= set(range(1, len(result.sources) + 1)), answer
     assert not any("rewriting" in str(s["message"]) for s in result.steps), result.steps
     assert "**Warning:**" not in answer
-    if find_docs(platform.python_version())[0] is not None:  # python3-doc is installed
+    if find_docs(platform.python_version(), cache_dir=Settings().cache_dir)[0] is not None:
         tutorial = {
             n
             for n, s in enumerate(result.sources, 1)

@@ -33,5 +33,8 @@ def _factory(settings: Settings) -> PythonDocsSource:
         return env.version if env is not None else own()
 
     return PythonDocsSource(
-        settings.cache_dir / INDEX_DIR, python_version, explicit_dir=settings.python_docs
+        settings.cache_dir / INDEX_DIR,
+        python_version,
+        explicit_dir=settings.python_docs,
+        cache_dir=settings.cache_dir,
     )

@@ -81,20 +81,9 @@ def fetched_dir(cache_dir: Path, minor: str) -> Path:
     return cache_dir / FETCHED_DIR / minor / "html"
 
 
-def default_cache_dir() -> Path | None:
-    """The cache folder the settings name (environment, `.env`, else the user's cache), or
-    None when the settings cannot be read (the fetched docs are then not looked for)."""
-    from codeweaver.config import Settings
-
-    try:
-        return Settings().cache_dir
-    except Exception:  # invalid settings are reported by whoever reads them for real
-        return None
-
-
 def candidate_dirs(version: str, cache_dir: Path | None = None) -> list[Path]:
     """Where a Python `version`'s HTML docs may be, most specific first: the system's
-    folders, then those fetched into `cache_dir` (default: the settings' cache folder)."""
+    folders, then those fetched into `cache_dir` (the settings' cache folder), if given."""
     minor = ".".join(version.split(".")[:2])
     found = [
         Path(f"/usr/share/doc/python{minor}/html"),  # Debian/Ubuntu pythonX.Y-doc
@@ -102,9 +91,8 @@ def candidate_dirs(version: str, cache_dir: Path | None = None) -> list[Path]:
         Path("/usr/share/doc/python3/html"),  # Debian's python3-doc link to the default
         Path("/usr/share/doc/python3-docs/html"),  # Fedora's python3-docs
     ]
-    cache = cache_dir if cache_dir is not None else default_cache_dir()
-    if cache is not None:
-        found.append(fetched_dir(cache, minor))
+    if cache_dir is not None:
+        found.append(fetched_dir(cache_dir, minor))
     return found
 
 
@@ -113,7 +101,7 @@ def find_docs(
 ) -> tuple[Path | None, str]:
     """(HTML folder, its version) of the docs for Python `version` (same major.minor);
     `explicit` (a setting) is the only place looked at when given; `cache_dir`: where
-    fetched docs are looked for (default: the settings' cache folder)."""
+    fetched docs are looked for (the settings' cache folder)."""
     minor = version.split(".")[:2]
     folders = [explicit] if explicit is not None else candidate_dirs(version, cache_dir)
     for folder in folders:

@@ -71,14 +71,17 @@ class PythonDocsSource:
         python_version: Callable[[], str],
         *,
         explicit_dir: Path | None = None,
+        cache_dir: Path | None = None,
         progress: ProgressCallback | None = None,
         retry_after: float = 300.0,
     ) -> None:
         """`python_version`: the version whose docs are wanted (asked once, lazily: finding
-        the project's interpreter runs it). `explicit_dir`: the docs folder a setting names."""
+        the project's interpreter runs it). `explicit_dir`: the docs folder a setting names;
+        `cache_dir`: the cache folder `codeweaver setup` fetches the docs into."""
         self.index_dir = Path(index_dir)
         self._python_version = python_version
         self._explicit = explicit_dir
+        self._cache_dir = cache_dir
         self._progress = progress
         self._retry_after = retry_after
         self._gate = BuildGate(SOURCE_NAME)
@@ -90,7 +93,7 @@ class PythonDocsSource:
         """(wanted Python version, docs folder or None, the docs' version)."""
         if self._found is None:
             wanted = self._python_version()
-            self._found = (wanted, *find_docs(wanted, self._explicit))
+            self._found = (wanted, *find_docs(wanted, self._explicit, self._cache_dir))
         return self._found
 
     def status(self) -> SourceStatus:
