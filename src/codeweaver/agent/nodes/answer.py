@@ -90,9 +90,9 @@ def _answer_messages(
 ) -> tuple[list[BaseMessage], str]:
     """The answer prompt, and the answer to quote as written after the draft ("" for none).
 
-    The closest source is shown whole (within the budget), the others summarised. When it
-    answers this very question (an English one: the quote must read in the answer's
-    language), the model writes only the lead-in and the reader gets the answer itself.
+    The closest source is shown whole (within the budget) to an English answer, the others
+    summarised. When it answers this very question, the model writes only the lead-in and
+    the reader gets the answer itself.
     """
     question, language = state["question"], state.get("language", "en")
     feedback, code_feedback = state.get("answer_feedback"), state.get("code_feedback")
@@ -100,13 +100,18 @@ def _answer_messages(
         return prompts.alone_messages(question, language, code_feedback), ""
     settings = deps.settings
     budget = lead_budget(settings.answer_source_tokens, settings.llm_context, settings.max_tokens)
+    if language != "en":
+        # A whole English source pulled the answer into English: 5 of the first 9 Korean
+        # StackEval questions were answered mostly in English (19 of 20 in Korean with
+        # summaries). Another language keeps the summaries, the code whole.
+        budget = 0
     query = " ".join(filter(None, [question, state.get("canonical_question")]))
     texts = prompt_texts(sources, query, budget)
     numbered = [
         (n, dated_title(s, named), text)
         for n, (s, text) in enumerate(zip(sources, texts, strict=True), 1)
     ]
-    if budget and language == "en" and same_question(question, sources[0]):
+    if budget and same_question(question, sources[0]):
         lead = prompts.source_led_messages(question, language, numbered[0], feedback, named)
         return lead, answer_as_written(sources[0])
     intent = state.get("intent", "learning")

@@ -135,14 +135,11 @@ ANSWER_TEMPLATES_IN: dict[str, dict[Intent, str]] = {
 
 # Said when the first source is shown whole: with fragments of the one text that answers,
 # the small model filled the gaps from memory (a flag renamed, a removed argument passed).
-KEEP_SOURCE = {
-    "en": "Source [1] is the closest match and is given whole. If it answers the question, "
+KEEP_SOURCE = (
+    "Source [1] is the closest match and is given whole. If it answers the question, "
     "your answer gives its solution: copy its code (change only what the question needs, "
-    "and say what you changed) and keep the reasons, flags, versions and commands it gives.",
-    "ko": "자료 [1]은 질문과 가장 가까운 자료이며 전체가 주어집니다. 그 자료가 질문에 답한다면 "
-    "그 해법을 답으로 주세요: 그 코드를 그대로 쓰고(질문에 필요한 부분만 바꾸고 무엇을 바꿨는지 "
-    "말하세요), 그 자료가 말하는 이유, 플래그, 버전, 명령을 그대로 쓰세요.",
-}
+    "and say what you changed) and keep the reasons, flags, versions and commands it gives."
+)
 
 CITE_RANGE = {
     "en": "Cite sources inline as [1]–[{count}].",
@@ -264,7 +261,7 @@ def answer_messages(
     cite_range = CITE_RANGE.get(language, CITE_RANGE["en"]).format(count=len(sources))
     cite = f"{cite_range}\n" if sources else ""
     if sources and first_whole:
-        cite = f"{KEEP_SOURCE.get(language, KEEP_SOURCE['en'])}\n{cite}"
+        cite = f"{KEEP_SOURCE}\n{cite}"
     note = installed_note(installed or [], language)
     reminder = cite + (f"{note}\n" if note else "") + answer_in(language)
     if feedback:
