@@ -67,6 +67,11 @@ TEXTS: dict[str, Texts] = {
         "en": "The answer [{n}], as its author wrote it:",
         "ko": "답변 [{n}] 원문:",
     },
+    # Under a quoted answer the source cut short: where to read the rest.
+    "as_written_cut": {
+        "en": "(The answer goes on: {url})",
+        "ko": "(답변 전체: {url})",
+    },
     "not_written": {
         "en": "I could not write an answer ({reason}).",
         "ko": "답변을 생성하지 못했습니다 ({reason}).",

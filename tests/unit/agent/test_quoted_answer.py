@@ -132,9 +132,21 @@ def test_the_same_question_is_told_from_a_near_one() -> None:
 
 
 def test_the_quote_is_the_answer_without_its_metadata() -> None:
-    assert answer_as_written(accepted_answer()) == ANSWER
+    assert answer_as_written(accepted_answer()) == (ANSWER, False)
+    cut: SearchResult = {**accepted_answer(), "snippet": f"[accepted]\n{ANSWER}\n…"}
+    assert answer_as_written(cut) == (f"{ANSWER}\n…", True)
+
+
+async def test_a_quote_the_source_cut_short_says_where_the_rest_is(tmp_path: Path) -> None:
+    cut: SearchResult = {**accepted_answer(), "snippet": f"[accepted]\n{ANSWER}\n…"}
+    deps, _ = make_deps(tmp_path, script(LEAD_IN), [FakeSource(results=[cut])])
+    result = await Assistant(deps).ask(TITLE)
+    assert "…\n\n(The answer goes on: https://stackoverflow.com/q/32012345)" in result.answer
 
 
 def test_a_lead_in_keeps_whole_sentences_only() -> None:
     assert lead_in("It works [1]. Then you can use") == "It works [1]."
+    # A real lead-in that drifted into the prompt's own tags.
+    drifted = "Raise `RuntimeError` [1]. </source> <review> The review provides a good [1]."
+    assert lead_in(drifted) == "Raise `RuntimeError` [1]."
     assert lead_in("One. Two. Three. Four. Five.") == "One. Two. Three. Four."

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
+from codeweaver.agent.prompts.delimit import before_own_tags
 from codeweaver.agent.text import blocks, extractive_summary, sentences
 from codeweaver.vocabulary import SearchResult
 from codeweaver.words import WORD, overlap
@@ -121,9 +122,11 @@ def same_question(question: str, result: SearchResult) -> bool:
     return SequenceMatcher(None, asked, title).ratio() >= SAME_ORDER
 
 
-def answer_as_written(result: SearchResult) -> str:
-    """A Q&A answer's text as its author wrote it, without the source's metadata line."""
-    return _METADATA_LINE.sub("", result["snippet"], count=1).strip()
+def answer_as_written(result: SearchResult) -> tuple[str, bool]:
+    """A Q&A answer's text as its author wrote it, without the source's metadata line, and
+    whether the source cut it short (its text then ends with "…")."""
+    text = _METADATA_LINE.sub("", result["snippet"], count=1).strip()
+    return text, text.endswith("\n…")
 
 
 # The lead-in before a quoted answer: a few sentences, no code (the quote has it). The
@@ -138,7 +141,7 @@ def lead_in(text: str) -> str:
     """The model's lead-in as the reader gets it: no code blocks, no sentence that only
     introduced one, at most a few sentences, none cut off by the token limit."""
     parts: list[str] = []
-    for chunk in _FENCED.split(text):
+    for chunk in _FENCED.split(before_own_tags(text)):
         parts += sentences(" ".join(chunk.split()))
     parts = [s for s in parts if not s.endswith(":")][:MAX_LEAD_IN_SENTENCES]
     if len(parts) > 1 and not _ENDED.search(parts[-1]):

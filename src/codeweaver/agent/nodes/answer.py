@@ -113,7 +113,10 @@ def _answer_messages(
     ]
     if budget and same_question(question, sources[0]):
         lead = prompts.source_led_messages(question, language, numbered[0], feedback, named)
-        return lead, answer_as_written(sources[0])
+        quote, cut = answer_as_written(sources[0])
+        if cut:
+            quote += "\n\n" + say("as_written_cut", language, url=sources[0]["url"])
+        return lead, quote
     intent = state.get("intent", "learning")
     return (
         prompts.answer_messages(

@@ -37,6 +37,13 @@ def defuse(text: str) -> str:
     return _OWN_TAG.sub(DEFUSED, text)
 
 
+def before_own_tags(text: str) -> str:
+    """`text` up to the first of our tags: a reply that writes one has drifted into the
+    prompt's structure, and nothing after it is an answer."""
+    found = _OWN_TAG.search(text)
+    return text if found is None else text[: found.start()]
+
+
 def attribute_value(text: str) -> str:
     """Untrusted text as a tag attribute: one line, no double quote, our tags defused."""
     return defuse(" ".join(text.replace('"', "'").split()))
