@@ -12,8 +12,6 @@ from codeweaver.words import overlap
 
 MIN_SNIPPET_CHARS = 40
 # A source score this low means only incidental words matched: citing it would mislead.
-# Scores are calibrated relevance in [0, 1]; the installed docs return nothing below 0.13
-# (the bar calibrated on CoNaLa), so anything they return passes here.
 MIN_SOURCE_SCORE = 0.13
 MAX_KEPT = 5
 # Blend of the source's own score and lexical overlap with the question.
@@ -22,11 +20,18 @@ SOURCE_WEIGHT = 0.5
 
 def is_relevant(result: SearchResult) -> bool:
     """Whether a result may reach the prompt: it has a link, some text, and its source did
-    not score it as an incidental match."""
+    not score it as an incidental match.
+
+    A page documenting a named API (`api`: the installed docs', npm's) is exempt from the
+    score floor: it never enters the answer prompt, it is cited only where the answer's
+    code calls that API (`answering.api_citations`), and its source's own bar already chose
+    it. The installed docs' bar reads the ranking's estimate that an answer uses the page,
+    while the score a page carries is its relevance alone: `pandas.read_csv` for "read a
+    CSV file and skip the first two rows" passes their bar at 0.10, under this floor."""
     if not result.get("url") or len(result.get("snippet", "").strip()) < MIN_SNIPPET_CHARS:
         return False
     score = result.get("score")
-    return score is None or score >= MIN_SOURCE_SCORE
+    return score is None or score >= MIN_SOURCE_SCORE or bool(result.get("api"))
 
 
 def relevance(result: SearchResult, query: str) -> float:

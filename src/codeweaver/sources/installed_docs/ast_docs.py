@@ -2,7 +2,10 @@
 
 Module, class, function and method docstrings and signatures become `Definition`s of a
 `Group`; `from X import name` / `from X import *` statements (and `class A(_mod._Base)`)
-become its re-export edges, resolved to public names later by `names`.
+become its re-export edges, resolved to public names later by `names`. Functions whose
+docstring a decorator writes (pandas' `@Appender`), NumPy's `add_newdoc` calls and the
+module-level strings they are made of are kept for `made_docs`, which evaluates them once
+every module of the distribution is read.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
+from codeweaver.sources.installed_docs.made_docs import DOC_DECORATORS, Pending
 from codeweaver.sources.installed_docs.model import CollectorOptions, normalise_doc
 from codeweaver.sources.installed_docs.names import (
     MODULE_ALIASES,
@@ -59,6 +63,17 @@ def _literal_all(tree: ast.Module) -> frozenset[str]:
             if isinstance(value, list | tuple):
                 return frozenset(v for v in value if isinstance(v, str))
     return frozenset()
+
+
+def _doc_decorators(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Call]:
+    """The decorators that write the docstring (`made_docs.DOC_DECORATORS`), top to bottom."""
+    return [
+        deco
+        for deco in node.decorator_list
+        if isinstance(deco, ast.Call)
+        and (deco.func.id if isinstance(deco.func, ast.Name) else getattr(deco.func, "attr", ""))
+        in DOC_DECORATORS
+    ]
 
 
 def _decorator_names(node: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
@@ -114,20 +129,27 @@ class _ModuleParser:
                     name = alias.asname or alias.name
                     if not typing_only or name in exported or (name == "*" and exported):
                         self.group.add_edge(source, alias.name, self.module, name)
-            elif typing_only:
+                    if not typing_only and alias.name != "*":  # docstring parts travel too
+                        self.group.made.imported[(self.module, name)] = (source, alias.name)
+            elif typing_only or self.group.made.newdoc(self.module, node, self.path):
                 continue
             elif isinstance(node, ast.Import):
                 for alias in node.names:
                     top = alias.name.split(".")[0]
                     self.module_aliases[alias.asname or top] = alias.name if alias.asname else top
+                    if alias.asname:  # `import pandas.core.algorithms as algos`
+                        self.group.made.imported[(self.module, alias.asname)] = (alias.name, "")
             elif isinstance(node, ast.ClassDef):
                 self._class(node, "")
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 self._function(node, "", in_class=False)
             elif isinstance(node, ast.Assign) and len(node.targets) == 1:
                 target = node.targets[0]
+                self.group.made.assign(self.module, target, node.value)
                 if isinstance(target, ast.Name):
                     self._assignment(target.id, node.value)
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                self.group.made.assign(self.module, node.target, node.value)
         for name, qualname in self.pending:
             self._copy(qualname, name)
 
@@ -176,15 +198,40 @@ class _ModuleParser:
             self.defs.setdefault(qualname, definition)
             self.group.defs.append(definition)
 
+    def _base(self, base: ast.expr) -> tuple[str, str] | None:
+        """Where a base class is named from: (this module, `NDFrame`), or the module of
+        `generic.NDFrame` (`from pandas.core import generic`, `import x as generic`)."""
+        if isinstance(base, ast.Name):
+            return self.module, base.id
+        if not (isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name)):
+            return None
+        owner = base.value.id
+        if owner in self.module_aliases:
+            return self.module_aliases[owner], base.attr
+        source = self.group.made.imported.get((self.module, owner))
+        if source is None:
+            return None
+        return (f"{source[0]}.{source[1]}" if source[1] else source[0]), base.attr
+
     def _class(self, node: ast.ClassDef, prefix: str) -> None:
-        if node.name.startswith("_"):
+        # A private top-level class has no page, but its members do under a public
+        # subclass (`argparse._ActionsContainer.add_argument` is `ArgumentParser`'s).
+        private = node.name.startswith("_")
+        if private and prefix:
             return
         qualname = prefix + node.name
-        if not prefix:  # `class TextIOBase(_io._TextIOBase)`: publish the private base's docs
+        if not prefix:
+            self.group.classes.add((self.module, node.name))
+            for base in node.bases:
+                if (found := self._base(base)) is not None:
+                    self.group.bases.append(((self.module, node.name), found))
+        if not prefix and not private:  # `class TextIOBase(_io._TextIOBase)`: its docs
             for base in node.bases:
                 if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name):
                     source = self.module_aliases.get(base.value.id, "")
-                    if source and not is_public(source):
+                    # Only the public face of the same class: `class matrix(N.ndarray)` is a
+                    # subclass, and `ndarray`'s docs are not `numpy.matrix`'s.
+                    if source and not is_public(source) and base.attr.strip("_") == node.name:
                         self.group.add_edge(source, base.attr, self.module, node.name)
         init = next(
             (
@@ -200,9 +247,13 @@ class _ModuleParser:
             bases = ", ".join(ast.unparse(b) for b in node.bases)
             signature = f"class {node.name}({bases})" if bases else f"class {node.name}"
         doc = ast.get_docstring(node) or (ast.get_docstring(init) if init else None)
-        self._add(qualname, "class", signature, doc)
+        if not private:
+            self._add(qualname, "class", signature, doc)
         for child, _ in _walk_body(node.body):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            if isinstance(child, ast.Assign) and isinstance(child.targets[0], ast.Subscript):
+                # `_shared_docs["pivot_table"] = ...` in a class body fills the module's dict
+                self.group.made.assign(self.module, child.targets[0], child.value)
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 self._function(child, qualname + ".", in_class=True)
             elif isinstance(child, ast.ClassDef):
                 self._class(child, qualname + ".")
@@ -210,10 +261,12 @@ class _ModuleParser:
     def _function(
         self, node: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, *, in_class: bool
     ) -> None:
-        if node.name.startswith("_"):
-            return
         decorators = _decorator_names(node)
         if decorators & {"overload", "setter", "deleter"}:
+            return
+        if node.name.startswith("_"):  # no page, but `@doc(_helper)` may copy its docstring
+            if (doc := ast.get_docstring(node, clean=False)) is not None:
+                self.group.made.docs[(self.module, prefix + node.name)] = doc
             return
         if decorators & {"property", "cached_property"}:
             kind, signature = "property", f"{node.name} (property)"
@@ -225,6 +278,13 @@ class _ModuleParser:
             if isinstance(node, ast.AsyncFunctionDef):
                 signature = "async " + signature
             kind = "method" if in_class else "function"
+        made = _doc_decorators(node)
+        if made:  # its docstring is written at import time: `made_docs` evaluates it
+            doc = ast.get_docstring(node, clean=False)
+            qualname = prefix + node.name
+            pending = Pending(self.module, qualname, kind, signature, doc, made, self.path)
+            self.group.made.pending.append(pending)
+            return
         self._add(prefix + node.name, kind, signature, ast.get_docstring(node))
 
 

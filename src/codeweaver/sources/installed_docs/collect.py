@@ -50,6 +50,7 @@ from codeweaver.sources.installed_docs.discover import (
     stdlib_dir,
     stdlib_modules,
 )
+from codeweaver.sources.installed_docs.made_docs import resolve
 from codeweaver.sources.installed_docs.model import (
     CollectorOptions,
     DocEntry,
@@ -57,7 +58,7 @@ from codeweaver.sources.installed_docs.model import (
     PythonFacts,
     normalise_doc,
 )
-from codeweaver.sources.installed_docs.names import Group, finalise, is_public
+from codeweaver.sources.installed_docs.names import Definition, Group, finalise, is_public
 
 __all__ = [
     "DENY_IMPORT",
@@ -83,7 +84,9 @@ logger = logging.getLogger(__name__)
 PARSED_FORMAT = 1
 PARSED_MAX_AGE = 30 * 86400
 #: The modules whose code shapes a distribution's entries (part of the parse-cache key).
-_PARSER_MODULES = ("ast_docs.py", "names.py", "model.py", "discover.py", "collect.py")
+_PARSER_MODULES = (
+    "ast_docs.py", "made_docs.py", "names.py", "model.py", "discover.py", "collect.py",
+)  # fmt: skip
 
 
 def python_version() -> str:
@@ -138,6 +141,7 @@ def collect_entries(
             for module, is_package, path in files:
                 parse_file(group, module, is_package, path, options)
                 tracker.advance()
+            add_made_docs(group, options)
             entries += finalise(group, "python", "Python", version, "")
         if options.include_topics:
             entries += collect_topics(options)
@@ -172,10 +176,26 @@ def _dist_entries(
     for item in modules:
         parse_file(group, *item, options)
         tracker.advance()
+    add_made_docs(group, options)
     found = finalise(group, info.canonical, info.name, info.version, home)
     if cache is not None and path is not None:
         cache.save(path, found)
     return found
+
+
+def add_made_docs(group: Group, options: CollectorOptions) -> None:
+    """Add the definitions whose docstrings the code writes at import time (`made_docs`),
+    once every module of the group is read: their parts live in other modules."""
+    made = group.made
+    if not made.pending and not made.newdocs:
+        group.made = type(made)(imported=made.imported)
+        return
+    literal = {(d.module, d.qualname): d.doc for d in group.defs}
+    for found in resolve(made, literal):
+        doc = normalise_doc(found.doc)[: options.max_doc_chars]
+        if doc:
+            group.defs.append(Definition(*found[:4], doc, found.path))
+    group.made = type(made)(imported=made.imported)  # its parse trees are no longer needed
 
 
 # --------------------------------------------------------------------------- parse cache

@@ -3,14 +3,20 @@
 A definition in a private module (`_io`, `_collections_abc`, `_pytest.x`) or in a package's
 submodule is published under the name users import it by, following `from X import name` /
 `from X import *` statements of public modules (and, for C base classes,
-`class TextIOBase(_io._TextIOBase)`). The shortest public name wins; the others become aliases.
-Definitions with no public name, no docstring, or a private (`_name`) name are left out.
+`class TextIOBase(_io._TextIOBase)`). A class's member is also published under each class
+of the same distribution that inherits it without defining it (`heirs_of`): users call
+`pandas.core.generic.NDFrame.to_csv` as `DataFrame.to_csv`, and `argparse`'s private
+`_ActionsContainer.add_argument` as `ArgumentParser.add_argument`. The shortest public name
+wins; the others become aliases. Definitions with no public name, no docstring, or a
+private (`_name`) name are left out.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 
+from codeweaver.sources.installed_docs.made_docs import MadeDocs
 from codeweaver.sources.installed_docs.model import DocEntry
 
 #: Modules whose contents are documented under another name.
@@ -39,6 +45,10 @@ class Group:
     defs: list[Definition] = field(default_factory=list)
     named: dict[tuple[str, str], list[tuple[str, str]]] = field(default_factory=dict)
     star: dict[str, list[str]] = field(default_factory=dict)
+    made: MadeDocs = field(default_factory=MadeDocs)  # docstrings written at import time
+    classes: set[tuple[str, str]] = field(default_factory=set)  # (module, top-level class)
+    #: (module, class) -> where a base of it is named from (`class DataFrame(NDFrame)`).
+    bases: list[tuple[tuple[str, str], tuple[str, str]]] = field(default_factory=list)
 
     def add_edge(self, src: str, name: str, dst: str, dst_name: str) -> None:
         """`dst` re-exports `src.name` as `dst_name` (`*` for a star import).
@@ -83,24 +93,69 @@ def is_public(module: str) -> bool:
     return bool(module) and not any(part.startswith("_") for part in module.split("."))
 
 
-def _public_names(group: Group, definition: Definition) -> list[tuple[str, str]]:
-    """(module, full name) pairs under which `definition` is public, best first."""
+Heirs = dict[tuple[str, str], list[tuple[str, str]]]
+
+
+def heirs_of(group: Group) -> Heirs:
+    """(module, class) -> the classes of the group that name it as a base, wherever they
+    import it from (`from pandas.core.generic import NDFrame`)."""
+    out: Heirs = {}
+    for child, named in group.bases:
+        where: tuple[str, str] | None = named
+        for _ in range(8):  # follow `from x import name` to where the class is defined
+            if where is None or where in group.classes:
+                break
+            where = group.made.imported.get(where)
+        if where is not None and where in group.classes and where != child:
+            out.setdefault(where, []).append(child)
+    return out
+
+
+def _inheriting(
+    heirs: Heirs, members: set[tuple[str, str]], owner: tuple[str, str], member: str
+) -> list[tuple[str, str]]:
+    """The subclasses (and theirs) that inherit `member` of `owner`, not defining it."""
+    found: list[tuple[str, str]] = []
+    queue = deque(heirs.get(owner, ()))
+    while queue and len(found) < 32:
+        child = queue.popleft()
+        if child in found or (child[0], f"{child[1]}.{member}") in members:
+            continue  # an override is its own page, and what inherits from it
+        found.append(child)
+        queue.extend(heirs.get(child, ()))
+    return found
+
+
+def _public_names(
+    group: Group,
+    definition: Definition,
+    heirs: Heirs | None = None,
+    members: set[tuple[str, str]] | None = None,
+) -> list[tuple[str, str]]:
+    """(module, full name) pairs under which `definition` is public, best first. A member
+    of a class is also public under each subclass that inherits it (`heirs`): users call
+    `pandas.core.generic.NDFrame.to_csv` as `DataFrame.to_csv`."""
     if not definition.qualname:
         return [(definition.module, definition.module)] if is_public(definition.module) else []
     top, _, rest = definition.qualname.partition(".")
     suffix = f".{rest}" if rest else ""
     found: list[tuple[str, str]] = []
-    seen = {(definition.module, top)}
-    stack = [(definition.module, top)]
+    starts = [(definition.module, top)]
+    if rest and heirs:
+        starts += _inheriting(heirs, members or set(), starts[0], rest)
+    seen = set(starts)
+    # Breadth first: the nearest re-exports (`numpy._core` -> `numpy`) are reached before
+    # the cap, however many modules import a popular name (`ndarray`) for their own use.
+    stack = deque(starts)
     while stack:
-        module, name = stack.pop()
+        module, name = stack.popleft()
         if is_public(module) and module not in MODULE_ALIASES and not name.startswith("_"):
             found.append((module, f"{module}.{name}{suffix}"))
         targets = list(group.named.get((module, name), []))
         if not name.startswith("_"):
             targets += [(dst, name) for dst in group.star.get(module, [])]
         for target in targets:
-            if target not in seen and len(seen) < 64:
+            if target not in seen and len(seen) < 64 + len(starts):
                 seen.add(target)
                 stack.append(target)
     return sorted(set(found), key=lambda item: (item[1].count("."), len(item[1]), item[1]))
@@ -112,8 +167,10 @@ def finalise(group: Group, package: str, display: str, version: str, home: str) 
     Definitions that end up under the same name are merged: the longer docstring wins.
     """
     best: dict[str, DocEntry] = {}
+    heirs = heirs_of(group)
+    members = {(d.module, d.qualname) for d in group.defs}
     for definition in group.defs:
-        names = _public_names(group, definition)
+        names = _public_names(group, definition, heirs, members)
         if not names:
             continue
         module, name = names[0]

@@ -20,21 +20,22 @@ name (`exact.leaf_named`), and how often reference answers use it (`usage`). The
 fitted on CoNaLa questions (even `question_id`s, the part `usage` is counted on) with "the
 entry documents an API the reference answer uses" as the label (a second model, fitted the
 same way without vectors, serves while they are missing). It re-sorts the candidates: an API
-answers often use (`re.sub`, `str.join`) rises above one the words merely resemble. The
-score estimates the chance that the entry documents an API a correct answer uses: 0.5 means
-about one such entry in two. The candidates are ordered by that model, but the score the
-bar reads (`Candidate.score`, `RELEVANCE_MODEL`) is the same fit without the answer-usage
-feature: a popular API is a good guess to rank, not evidence that a page is about the
-question. A builtin type's own page (`builtins.dict`) never passes the bar unless the
-question spells the type as code: it documents the constructor, not the task. An entry
-the question spells as code together with its class or module (`TextIOBase readline`,
-`re.sub`), and the page of a keyword used as one ("for loop"), score at least
-`SCORE_THRESHOLD`: the question asks for that page. The bar, 0.13, is the lowest whose
-top-1 precision on both CoNaLa halves is at least the earlier bar's (0.274 held out).
-The pipeline's search returns only candidates at or above `SCORE_THRESHOLD`; a caller
-that judges relevance itself (an agent over MCP) gets the ranked list without that bar
-(`HybridRanker.search(bar=False)`). Among entries of one package sharing a leaf name
-(`str.join`, `bytes.join`) only the best is kept, so the results name different APIs.
+answers often use (`re.sub`, `str.join`) rises above one the words merely resemble. That
+estimate (`Candidate.order`: 0.5 means about one such entry in two) is what the pipeline's
+bar reads (`passes`): at least `ORDER_BAR`, with a relevance (`Candidate.score`, the same
+fit without the answer-usage feature) above `RELEVANCE_FLOOR`. The relevance alone was the
+bar until it proved to tell right pages from wrong ones barely better than chance: on
+CoNaLa's even half the first page was right 27 % of the time below 0.01 and 31 % between
+0.1 and 0.13, so a bar on it threw right pages away without making what it kept more often
+right (see `docs/sources.md`). A builtin type's own page (`builtins.dict`) scores 0 unless
+the question spells the type as code: it documents the constructor, not the task. A
+function, method or property the question spells as code with its class or module
+(`TextIOBase readline`, `re.sub`), and the page of a keyword used as one ("for loop"), pass
+whatever the estimate (`Candidate.asked`; relevance at least `SCORE_THRESHOLD`): the
+question asks for that page. A caller that judges relevance itself (an agent over MCP)
+gets the ranked list without the bar (`HybridRanker.search(bar=False)`). Among entries of
+one package sharing a leaf name (`str.join`, `bytes.join`) only the best is kept, so the
+results name different APIs.
 """
 
 from __future__ import annotations
@@ -75,25 +76,27 @@ POPULARITY_BETA = 0.25  # exponent of the call-count prior (`popularity`)
 #: Logistic models of the score: intercept, then one weight per `Candidate.features()`;
 #: the second serves while the vectors are missing (its cosine weight is unused).
 SCORE_MODEL = (
-    -9.477, 1.674, -1.326, 7.181, 0.627, 0.145, 2.541, -0.187, -0.159, -0.609, -0.747, 0.356,
-    5.457,
+    -9.427, 2.875, -1.319, 6.865, 0.642, 0.429, 2.456, -0.285, -0.112, -0.557, -0.932, 0.325,
+    5.526,
 )  # fmt: skip
 SCORE_MODEL_NO_VECTORS = (
-    -7.622, 7.069, 2.562, 0.0, 0.958, 1.263, 1.251, -0.506, -0.773, -0.362, -1.279, 1.02, 5.686,
+    -7.72, 9.398, 2.477, 0.0, 0.907, 1.466, 1.153, -0.52, -0.632, -0.29, -1.401, 1.02, 5.665,
 )  # fmt: skip
-#: The relevance score the bar reads: the same fit without the answer-usage feature (the
-#: last one). How often answers use an API is a fair prior for ordering, not evidence that
-#: a page is about this question: with it, `re.findall` scored 0.67 for "Find array item
-#: in a string" and `builtins.dict` 0.42 for "add new item to dictionary", and on 30
-#: CoNaLa questions the pipeline's answers fell below the bare model's (recall 0.43 vs
-#: 0.51), the model following those pages.
+#: The relevance: the same fit without the answer-usage feature (the last one). How often
+#: answers use an API is a fair prior, not evidence that a page is about this question:
+#: with it, `re.findall` scored 0.67 for "Find array item in a string".
 RELEVANCE_MODEL = (
-    -10.106, 17.095, -1.046, 5.552, -0.228, 0.832, 2.155, 1.23, 0.072, -0.964, 2.077, 0.508,
+    -10.233, 15.499, -0.877, 5.535, 0.012, 1.248, 2.047, 1.22, 0.141, -0.928, 1.855, 0.466,
 )  # fmt: skip
 RELEVANCE_MODEL_NO_VECTORS = (
-    -8.803, 15.889, 2.87, 0.0, 0.317, 1.634, 1.39, 1.421, -0.278, -0.794, 1.706, 1.012,
+    -8.982, 18.109, 3.091, 0.0, 0.47, 1.798, 1.207, 1.478, -0.149, -0.731, 1.526, 0.993,
 )  # fmt: skip
-SCORE_THRESHOLD = 0.13
+SCORE_THRESHOLD = 0.13  # the relevance of a page asked for by name; the bar until ORDER_BAR
+#: The bar (`passes`), chosen on CoNaLa's even half: the highest recall@5 at which no
+#: precision figure (questions given pages but no right one, right pages among those
+#: returned, right first pages) falls below those of the relevance bar at 0.13.
+ORDER_BAR = 0.09
+RELEVANCE_FLOOR = 0.01
 
 TOPIC_WEIGHT = 0.6  # language-reference pages: long, they match many questions loosely
 NICHE_WEIGHT = 0.5  # GUI and tooling modules that rarely answer a programming question
@@ -136,8 +139,9 @@ class Candidate:
     calls: float = 0.0  # popularity of the leaf name in installed code, in (0, 1]
     named: float = 0.0  # `exact.leaf_named`: the question spells the leaf name
     usage: float = 0.0  # `usage.usage_features`: how often answers use the entry
-    score: float = 0.0  # relevance: `RELEVANCE_MODEL`, what the bar reads
-    order: float = 0.0  # `SCORE_MODEL`: the ranking, answer usage included
+    score: float = 0.0  # relevance: `RELEVANCE_MODEL`, without the answer-usage prior
+    order: float = 0.0  # `SCORE_MODEL`: the ranking's estimate, answer usage included
+    asked: bool = False  # the question asks for this page by name (it passes the bar)
 
     def features(self) -> tuple[float, ...]:
         kind = self.entry.kind
@@ -271,17 +275,22 @@ class HybridRanker:
             features = candidate.features()
             order = logistic(features, model)
             score = logistic(features[:-1], relevance_model)
-            if exact[i] >= STRONG and (entry.kind == "topic" or _parent(entry) in words):
+            asked = exact[i] >= STRONG and (
+                entry.kind == "topic" or (entry.kind != "class" and _parent(entry) in words)
+            )
+            if asked:
                 # The question spells this API as code, its class or module too ("TextIOBase
                 # readline"): it asks for this page. CoNaLa questions rarely do, so the
-                # fitted model cannot learn it.
+                # fitted model cannot learn it. Not a class named with its module ("a pandas
+                # DataFrame"): that is what the question works on, and on CoNaLa's even
+                # half such class pages were right once in 16.
                 score = max(score, SCORE_THRESHOLD)
             if entry.name in _VALUE_TYPES and exact[i] < STRONG:
                 # The page of a builtin type documents its constructor: a question naming
                 # "dictionary" in words asks how to do something with one (`update`), and
                 # given `dict()`'s page the model answered with the constructor.
                 score = 0.0
-            out.append(replace(candidate, score=score, order=order))
+            out.append(replace(candidate, score=score, order=order, asked=asked))
         return _one_per_api(sorted(out, key=lambda c: -c.order))
 
     def _exact(
@@ -317,13 +326,23 @@ class HybridRanker:
         return sorted(keyed, key=lambda i: keyed[i], reverse=True)[:LIST_DEPTH]
 
     def search(self, query: str, limit: int, *, bar: bool = True) -> list[Candidate]:
-        """The `limit` best candidates; with `bar` (the pipeline's search) only those
-        scoring at least `SCORE_THRESHOLD`, without it the ranked list whatever the scores
-        (for a caller that judges relevance itself)."""
+        """The `limit` best candidates; with `bar` (the pipeline's search) only those that
+        pass it (`passes`), without it the ranked list whatever the scores (for a caller
+        that judges relevance itself)."""
         ranked = self.rank(query)
         if bar and self.options.threshold:
-            ranked = [c for c in ranked if c.score >= SCORE_THRESHOLD]
+            ranked = [c for c in ranked if passes(c)]
         return ranked[:limit]
+
+
+def passes(candidate: Candidate) -> bool:
+    """Whether the pipeline may quote this page: the question asks for it by name, or the
+    ranking's estimate that an answer uses it reaches `ORDER_BAR` while its relevance
+    without the answer-usage prior is above nothing (`RELEVANCE_FLOOR`: a builtin type's
+    page, zeroed above, never passes on its popularity alone)."""
+    if candidate.asked:
+        return True
+    return candidate.order >= ORDER_BAR and candidate.score >= RELEVANCE_FLOOR
 
 
 def _one_per_api(candidates: list[Candidate]) -> list[Candidate]:

@@ -4,12 +4,12 @@ Ranking (`ranking`): BM25, dense vectors (all-MiniLM-L6-v2, built once per index
 beside it, see `vectors`) and exact API names of the question, fused by reciprocal rank,
 with a prior for the packages the question names.
 
-A result's `score` is in [0, 1]: the estimated chance that the entry documents an API a
-correct answer uses, calibrated on CoNaLa questions (0.5 = about one such entry in two).
-`search` (the answer pipeline's) returns only results scoring at least
-`ranking.SCORE_THRESHOLD`, so a question the installed docs cannot answer gets no result
-rather than a misleading one; `ranked` returns the ranked list without that bar, for a
-caller that judges relevance itself (the MCP `search_docs` tool).
+A result's `score` is in [0, 1]: the entry's relevance to the question, fitted on CoNaLa
+questions (`ranking.Candidate.score`). `search` (the answer pipeline's) returns only the
+results that pass the bar (`ranking.passes`: the ranking's estimate that an answer uses the
+entry, with a relevance above nothing), so a question the installed docs cannot answer
+gets no result rather than a misleading one; `ranked` returns the ranked list without that
+bar, for a caller that judges relevance itself (the MCP `search_docs` tool).
 
 The BM25 index is built or loaded by `prepare` (seconds; the first build after an install,
 which parses only the distributions that changed, up to a minute). Vectors missing for it

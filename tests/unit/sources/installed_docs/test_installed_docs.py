@@ -453,11 +453,11 @@ def test_a_builtin_type_page_needs_the_type_spelled_as_code(
     assert any(ref.startswith("python:builtins.dict@") for ref in spelled), spelled
 
 
-def test_the_bar_reads_relevance_without_the_answer_usage_prior(
+def test_relevance_is_the_fit_without_the_answer_usage_prior(
     stdlib_source: InstalledDocsSource,
 ) -> None:
     # CoNaLa question_id 5858916 (answer: `any(x in string for x in search)`): answer usage
-    # alone lifted `re.findall` to 0.67 for it.
+    # alone lifted `re.findall` to 0.67 for it; the relevance leaves that prior out.
     loaded = stdlib_source._ensure(None, retry=True)
     ranker = stdlib_source._ranker_for(loaded, None, wait=True)
     ranked = ranker.rank("Find array item in a string")
