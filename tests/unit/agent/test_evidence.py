@@ -8,7 +8,6 @@ past what a three-sentence summary keeps.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -25,27 +24,11 @@ from codeweaver.agent.nodes.answer import generate_answer
 from codeweaver.agent.state import GraphState, SearchResult
 from codeweaver.agent.text import extractive_summary
 from tests.fakes import doc, make_deps
+from tests.unit.agent.whole_answer_post import ANSWER, TITLE, accepted_answer
 
-POST = json.loads(
-    (Path(__file__).parents[2] / "fixtures" / "stackeval" / "whole_answer.jsonl").read_text()
-)
-TITLE, _, BODY = POST["question"].partition("\n")
-ANSWER = POST["answer"]
 CODE_BLOCKS = [b.strip() for b in re.findall(r"```(.*?)```", ANSWER, re.DOTALL)]
 # The same need in other words: the post is close, not this very question.
 REWORDED = "Which keys of my Python dict have a list value holding a given substring?"
-
-
-def accepted_answer() -> SearchResult:
-    return SearchResult(
-        title=TITLE,
-        url="https://stackoverflow.com/q/32012345",
-        snippet=f"[accepted · python · 4 votes · question 12 votes]\n{ANSWER.strip()}",
-        asked=BODY.strip(),
-        source="stackoverflow",
-        score=0.9,
-        attribution="answer by a Stack Overflow user, CC BY-SA 4.0",
-    )
 
 
 def other_source() -> SearchResult:

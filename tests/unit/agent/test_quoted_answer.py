@@ -7,19 +7,14 @@ verbatim with its number. The post is a real StackEval question and its accepted
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from codeweaver.agent.answering.evidence import answer_as_written, lead_in, same_question
 from codeweaver.agent.runner import Assistant
 from codeweaver.agent.state import SearchResult
 from tests.fakes import FakeSource, make_deps
+from tests.unit.agent.whole_answer_post import ANSWER, TITLE, accepted_answer
 
-POST = json.loads(
-    (Path(__file__).parents[2] / "fixtures" / "stackeval" / "whole_answer.jsonl").read_text()
-)
-TITLE, _, BODY = POST["question"].partition("\n")
-ANSWER = POST["answer"].strip()
 MATCHING_KEYS = (
     "def matchingKeys(dictionary, searchString):\n"
     "    return [key for key,val in dictionary.items() if any(searchString in s for s in val)]"
@@ -28,18 +23,6 @@ LEAD_IN = (
     "Test every string of each value list with `any()` inside a comprehension over "
     "`dictionary.items()` [1]."
 )
-
-
-def accepted_answer() -> SearchResult:
-    return SearchResult(
-        title=TITLE,
-        url="https://stackoverflow.com/q/32012345",
-        snippet=f"[accepted · python · 4 votes · question 12 votes]\n{ANSWER}",
-        asked=BODY.strip(),
-        source="stackoverflow",
-        score=0.9,
-        attribution="answer by a Stack Overflow user, CC BY-SA 4.0",
-    )
 
 
 def script(*drafts: str) -> dict[str, object]:
