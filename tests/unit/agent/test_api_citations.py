@@ -100,6 +100,16 @@ def test_a_citation_does_not_break_a_list_item_or_land_inside_code() -> None:
         # CoNaLa 20638006, "Convert list of dictionaries to Dataframe"
         ("df = pd.DataFrame(rows)", "pandas.DataFrame", "class", True),
         ("df = pd.read_csv(path)", "pandas.DataFrame", "class", False),
+        # "How do I read a CSV file with pandas and skip the first two rows?": the module
+        # under its alias, as nearly every pandas and NumPy answer writes it
+        (
+            "import pandas as pd\ndf = pd.read_csv(path, skiprows=2)",
+            "pandas.read_csv",
+            "function",
+            True,
+        ),
+        ("import numpy as pd\ndf = pd.read_csv(path)", "pandas.read_csv", "function", False),
+        ("df = pd.read_csv(path)", "pandas.read_csv", "function", False),  # no import seen
         ("import itertools\nitertools.chain(a, b)", "itertools", "module", True),
         ("chain(a, b)", "itertools", "module", False),
     ],

@@ -61,8 +61,18 @@ def _use_pattern(api: str, kind: str) -> re.Pattern[str]:
 
 
 def uses_api(code: str, api: str, kind: str) -> bool:
-    """Whether `code` calls or names the API `api` (a qualified name) of `kind`."""
-    return bool(_use_pattern(api, kind).search(code))
+    """Whether `code` calls or names the API `api` (a qualified name) of `kind`, also
+    through its module's import alias (`import pandas as pd` … `pd.read_csv(`)."""
+    if _use_pattern(api, kind).search(code):
+        return True
+    module, _, leaf = api.rpartition(".")
+    if kind != "function" or not module:
+        return False
+    aliases = re.findall(rf"\bimport\s+{re.escape(module)}\s+as\s+(\w+)", code)
+    return any(
+        re.search(rf"(?<![\w.]){re.escape(alias)}\.{re.escape(leaf)}\s*\(", code)
+        for alias in aliases
+    )
 
 
 def _sentence_end(block: str, start: int) -> tuple[int, bool]:
