@@ -168,7 +168,9 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         }
     quote = f"{say('as_written', language, n=1)}\n\n{as_written}" if as_written else ""
     answer, _ = cite_copied_code(answer, sources)
-    answer, used = cite_used_apis(answer, by_name, len(sources) + 1)
+    # The page of an API the code calls is cited where prose names it, else on the
+    # paragraph that introduces that code (a tutorial-led answer may never say "open").
+    answer, used = cite_used_apis(answer, by_name, len(sources) + 1, intro=True)
     note = f"draft {attempt} written with {len(sources)} sources"
     if by_name:
         note += f", citing {len(used)} of {len(by_name)} API pages its code uses"
