@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from codeweaver.agent.rules.language import IN_LANGUAGE, detect_language, is_english, language_share
 from codeweaver.llm.usage import UsageMeter
+from codeweaver.words.language import IN_LANGUAGE, detect_language, is_english, language_share
 from codeweaver_eval.datasets import DatasetError, read_json_array, read_jsonl, split_post
 from codeweaver_eval.identifiers import found_in, identifiers
 

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 
 from codeweaver.agent.result import RunResult
 from codeweaver.agent.rules.guard import depends_on_context, followup_type, guard
-from codeweaver.agent.rules.language import answer_language, is_english
 from codeweaver.agent.rules.router import route_message
 from codeweaver.agent.user_text import say
 from codeweaver.vocabulary import step
+from codeweaver.words.language import answer_language, is_english
 
 if TYPE_CHECKING:
     from codeweaver.config import Settings

@@ -27,11 +27,11 @@ from codeweaver.agent.graph import SUBGRAPH_NODES, build_graph
 from codeweaver.agent.librarian import build_librarian_graph
 from codeweaver.agent.result import RunEvent, RunResult
 from codeweaver.agent.rules.input_check import validate_mode, validate_question
-from codeweaver.agent.rules.language import detect_language
 from codeweaver.agent.state import PipelineOutput, is_reset
 from codeweaver.llm.structured import message_text
 from codeweaver.llm.usage import UsageMeter
 from codeweaver.telemetry import answer_callbacks
+from codeweaver.words.language import detect_language
 
 ANSWER_NODES = frozenset({"generate_answer", "generate_with_history", "librarian_answer"})
 # A node of each graph whose only edge goes to END: a state update made as that node

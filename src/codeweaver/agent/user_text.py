@@ -67,6 +67,12 @@ TEXTS: dict[str, Texts] = {
         "en": "The answer [{n}], as its author wrote it:",
         "ko": "답변 [{n}] 원문:",
     },
+    # Before a found answer translated for the reader: its code is the author's.
+    "translated": {
+        "en": 'The answer [{n}] to the closest question found, "{title}", translated '
+        "(its code as written):",
+        "ko": '가장 가까운 질문 "{title}"에 달린 답변 [{n}]을 옮깁니다 (코드는 원문 그대로):',
+    },
     # Under a quoted answer the source cut short: where to read the rest.
     "as_written_cut": {
         "en": "(The answer goes on: {url})",

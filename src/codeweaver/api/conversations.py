@@ -11,10 +11,10 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from codeweaver.agent.rules.language import detect_language
 from codeweaver.api.render import render_answer
 from codeweaver.memory.sessions import DEFAULT_OWNER, SESSION_ID, SessionInfo, ThreadStore
 from codeweaver.presentation.sources import source_views
+from codeweaver.words.language import detect_language
 
 logger = logging.getLogger(__name__)
 

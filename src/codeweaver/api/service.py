@@ -27,7 +27,6 @@ from langchain_core.runnables import RunnableConfig
 
 from codeweaver.agent.result import RunEvent, RunResult
 from codeweaver.agent.rules.input_check import InvalidQuestionError, validate_question
-from codeweaver.agent.rules.language import detect_language
 from codeweaver.agent.runner import Assistant
 from codeweaver.agent.user_text import say
 from codeweaver.api.conversations import (
@@ -44,6 +43,7 @@ from codeweaver.api.service_events import RunView, TurnItem
 from codeweaver.api.service_events import ServiceEvent as ServiceEvent
 from codeweaver.memory.sessions import DEFAULT_OWNER, SessionOwnerError, ThreadStore
 from codeweaver.presentation.ticks import with_ticks
+from codeweaver.words.language import detect_language
 
 logger = logging.getLogger(__name__)
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from codeweaver.agent.result import RunEvent, RunResult
-from codeweaver.agent.rules.language import detect_language
 from codeweaver.agent.runner import ANSWER_NODES
 from codeweaver.api.render import render_answer
 from codeweaver.memory.sessions import Turn
 from codeweaver.presentation.progress import Progress, ProgressLine
+from codeweaver.words.language import detect_language
 
 EventKind = Literal["queue", "think", "act", "observe", "progress", "token", "done", "error"]
 STEP_EVENTS = {"think": "think", "act": "act", "observe": "observe", "error": "observe"}

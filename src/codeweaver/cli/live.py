@@ -21,13 +21,13 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from codeweaver.agent.result import RunEvent, RunResult
-from codeweaver.agent.rules.language import detect_language
 from codeweaver.agent.user_text import say
 from codeweaver.cli.render import print_json
 from codeweaver.cli.terminal import terminal_safe
 from codeweaver.presentation.progress import Progress, ProgressLine
 from codeweaver.presentation.sources import SourceView, plain_item, source_views
 from codeweaver.presentation.ticks import with_ticks
+from codeweaver.words.language import detect_language
 
 # The draft shown live: its last lines, so the region never outgrows the terminal.
 DRAFT_LINES = 12

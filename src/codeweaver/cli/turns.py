@@ -12,7 +12,6 @@ from contextlib import aclosing, asynccontextmanager
 from typing import TYPE_CHECKING
 
 from codeweaver.agent.result import RunEvent, RunResult
-from codeweaver.agent.rules.language import detect_language
 from codeweaver.agent.user_text import say
 from codeweaver.api.conversations import (
     ConversationBusyError,
@@ -25,6 +24,7 @@ from codeweaver.api.startup import open_service
 from codeweaver.cli.live import LiveRun, progress_text
 from codeweaver.memory.sessions import DEFAULT_OWNER, SessionOwnerError
 from codeweaver.presentation.progress import ProgressLine
+from codeweaver.words.language import detect_language
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -9,11 +9,11 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from codeweaver.agent.rules.language import detect_language
 from codeweaver.agent.user_text import say
 from codeweaver.memory.sessions import SessionInfo
 from codeweaver.presentation.clean import one_line
 from codeweaver.presentation.sources import SourceView, markdown_item, markdown_text
+from codeweaver.words.language import detect_language
 
 TITLE_CHARS = 70
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~&$:])")

@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from codeweaver.agent.rules.input_check import InvalidQuestionError
-from codeweaver.agent.rules.language import detect_language
 from codeweaver.api.auth import DEFAULT_USER, TokenTable
 from codeweaver.api.conversations import (
     SessionNotFoundError,
@@ -35,6 +34,7 @@ from codeweaver.ui.chat_markdown import (
     time_zone,
 )
 from codeweaver.ui.page_style import CSS, theme
+from codeweaver.words.language import detect_language
 
 if TYPE_CHECKING:
     from fastapi import FastAPI

@@ -10,7 +10,7 @@ from codeweaver.agent.rules.guard import (
     guard,
     question_candidates,
 )
-from codeweaver.agent.rules.language import answer_language, detect_language
+from codeweaver.words.language import answer_language, detect_language
 
 
 @pytest.mark.parametrize(

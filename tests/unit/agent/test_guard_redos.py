@@ -15,9 +15,9 @@ import pytest
 from codeweaver.agent.nodes.plan import plan_by_rules
 from codeweaver.agent.rules.guard import _SEPARATOR, depends_on_context, followup_type, guard
 from codeweaver.agent.rules.intent import rule_intent
-from codeweaver.agent.rules.language import answer_language
 from codeweaver.agent.rules.queries import search_form
 from codeweaver.agent.rules.router import is_small_talk, route_message
+from codeweaver.words.language import answer_language
 from tests.timing import seconds
 
 N = 7990

@@ -21,11 +21,11 @@ from codeweaver.agent.nodes.answer import finish, write_answer
 from codeweaver.agent.nodes.check import grade
 from codeweaver.agent.nodes.code_review import review_code, settle_code
 from codeweaver.agent.prompts import librarian as librarian_prompts
-from codeweaver.agent.rules.language import answer_language
 from codeweaver.agent.state import GroundingDetails, LibrarianState, Step, is_reset, new_turn
 from codeweaver.agent.steps import step
 from codeweaver.agent.user_text import say
 from codeweaver.llm.structured import ainvoke_structured
+from codeweaver.words.language import answer_language
 
 logger = logging.getLogger(__name__)
 

@@ -16,12 +16,12 @@ from codeweaver.agent.history import earlier_question, history_turns
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.quick import tidy_question
 from codeweaver.agent.rules.guard import depends_on_context, followup_type
-from codeweaver.agent.rules.language import is_english
 from codeweaver.agent.state import GraphState
 from codeweaver.agent.steps import step
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import ainvoke_structured, message_text
 from codeweaver.words import lost_in_translation
+from codeweaver.words.language import is_english
 
 logger = logging.getLogger(__name__)
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -16,14 +17,16 @@ from codeweaver.agent.answering.code_citations import cite_copied_code
 from codeweaver.agent.answering.evidence import (
     LEAD_IN_TOKENS,
     answer_as_written,
+    close_question,
     lead_budget,
     lead_in,
     prompt_texts,
     same_question,
 )
+from codeweaver.agent.answering.translation import translate_answer
 from codeweaver.agent.answering.versions import dated_title, installed_versions, names_in
 from codeweaver.agent.deps import Deps
-from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
+from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult, Step
 from codeweaver.agent.steps import announce, step
 from codeweaver.agent.user_text import say
 from codeweaver.llm.scripts import in_language_kwargs
@@ -85,44 +88,54 @@ async def write_answer(
     return (answer, "") if answer else ("", EMPTY_ANSWER)
 
 
-def _answer_messages(
-    state: GraphState, deps: Deps, sources: list[SearchResult], named: list[tuple[str, str]]
-) -> tuple[list[BaseMessage], str]:
-    """The answer prompt, and the answer to quote as written after the draft ("" for none).
+@dataclass(frozen=True)
+class AnswerPlan:
+    """What the draft is written from: the prompt (none when the answer is a translation),
+    the source's answer to give as written ("" for none), and its link when it was cut."""
 
-    The closest source is shown whole (within the budget) to an English answer, the others
-    summarised. When it answers this very question, the model writes only the lead-in and
-    the reader gets the answer itself.
-    """
+    messages: list[BaseMessage]
+    as_written: str = ""
+    cut_url: str = ""
+
+
+def _answer_plan(
+    state: GraphState, deps: Deps, sources: list[SearchResult], named: list[tuple[str, str]]
+) -> AnswerPlan:
+    """The closest source is shown whole (within the budget) to an English answer, the others
+    summarised. When it answers this very question, an English reader gets its answer as
+    written after the model's lead-in, a reader in another language its translation."""
     question, language = state["question"], state.get("language", "en")
     feedback, code_feedback = state.get("answer_feedback"), state.get("code_feedback")
     if not sources:
-        return prompts.alone_messages(question, language, code_feedback), ""
+        return AnswerPlan(prompts.alone_messages(question, language, code_feedback))
     settings = deps.settings
-    budget = lead_budget(settings.answer_source_tokens, settings.llm_context, settings.max_tokens)
-    if language != "en":
-        # A whole English source pulled the answer into English: 5 of the first 9 Korean
-        # StackEval questions were answered mostly in English (19 of 20 in Korean with
-        # summaries). Another language keeps the summaries, the code whole.
-        budget = 0
+    whole = lead_budget(settings.answer_source_tokens, settings.llm_context, settings.max_tokens)
+    # A whole English source pulled the answer into English: 5 of the first 9 Korean
+    # StackEval questions were answered mostly in English (19 of 20 in Korean with
+    # summaries). Another language keeps the summaries, the code whole.
+    budget = whole if language == "en" else 0
+    # "This very question" compares English words: a question in another language by the
+    # English form it was searched with.
+    english = question if language == "en" else state.get("canonical_question") or ""
     query = " ".join(filter(None, [question, state.get("canonical_question")]))
     texts = prompt_texts(sources, query, budget)
     numbered = [
         (n, dated_title(s, named), text)
         for n, (s, text) in enumerate(zip(sources, texts, strict=True), 1)
     ]
-    if budget and same_question(question, sources[0]):
-        lead = prompts.source_led_messages(question, language, numbered[0], feedback, named)
+    if whole and language != "en" and close_question(english, sources[0]):
         quote, cut = answer_as_written(sources[0])
-        if cut:
-            quote += "\n\n" + say("as_written_cut", language, url=sources[0]["url"])
-        return lead, quote
+        return AnswerPlan([], quote, sources[0]["url"] if cut else "")
+    if whole and same_question(english, sources[0]):
+        quote, cut = answer_as_written(sources[0])
+        url = sources[0]["url"] if cut else ""
+        lead = prompts.source_led_messages(question, language, numbered[0], feedback, named)
+        return AnswerPlan(lead, quote, url)
     intent = state.get("intent", "learning")
-    return (
+    return AnswerPlan(
         prompts.answer_messages(
             question, language, intent, numbered, feedback, named, code_feedback, budget > 0
-        ),
-        "",
+        )
     )
 
 
@@ -141,8 +154,11 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     # The installed versions of the libraries the question names: the answer says which
     # version it applies to, and a Stack Overflow answer for an older major shows its date.
     named = names_in(question, installed_versions(deps.sources.values()))
-    messages, as_written = _answer_messages(state, deps, sources, named)
+    plan = _answer_plan(state, deps, sources, named)
     attempt = int(state.get("answer_attempt") or 0) + 1
+    if not plan.messages:
+        return await _translated(state, deps, sources, plan, attempt)
+    as_written = plan.as_written
     # Said when writing starts (a local model writes for tens of seconds), with the
     # number of sources the answer is written from: what its notice counts if it cites none.
     start = step(
@@ -154,7 +170,7 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     )
     announce(state, start)
     limit = LEAD_IN_TOKENS if as_written else None
-    answer, reason = await write_answer(deps.llm, messages, sources, language, question, limit)
+    answer, reason = await write_answer(deps.llm, plan.messages, sources, language, question, limit)
     if as_written and not reason:
         answer = lead_in(answer) or answer
     if reason:
@@ -166,7 +182,9 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
             "answer_attempt": attempt,
             "intermediate_steps": [start, step("generate_answer", "error", reason)],
         }
-    quote = f"{say('as_written', language, n=1)}\n\n{as_written}" if as_written else ""
+    quote = ""
+    if as_written:
+        quote = f"{say('as_written', language, n=1)}\n\n{as_written}{_cut_note(plan, language)}"
     answer, _ = cite_copied_code(answer, sources)
     # The page of an API the code calls is cited where prose names it, else on the
     # paragraph that introduces that code (a tutorial-led answer may never say "open").
@@ -181,6 +199,46 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         "answer_failed": False,
         "answer_attempt": attempt,
         "intermediate_steps": [start, step("generate_answer", "observe", note, attempt=attempt)],
+    }
+
+
+def _cut_note(plan: AnswerPlan, language: str) -> str:
+    return f"\n\n{say('as_written_cut', language, url=plan.cut_url)}" if plan.cut_url else ""
+
+
+async def _translated(
+    state: GraphState, deps: Deps, sources: list[SearchResult], plan: AnswerPlan, attempt: int
+) -> dict[str, Any]:
+    """The answer to this very question, found in English, translated for the reader: its
+    prose paragraph by paragraph, its code as written. The model writes no draft of its
+    own, so there is nothing to send back: the check reads the line that introduces it."""
+    language = state.get("language", "en")
+    name = prompts.LANGUAGE_NAMES.get(language, language)
+
+    shown: list[Step] = []
+
+    def progress(done: int, total: int) -> None:
+        message = f"translating answer [1] into {name}: paragraph {done} of {total}"
+        shown.append(step("generate_answer", "act", message, attempt=attempt))
+        announce(state, shown[-1])
+
+    start = step("generate_answer", "act", f"translating answer [1] into {name}", attempt=attempt)
+    announce(state, start)
+    done = await translate_answer(deps.llm, plan.as_written, language, state["question"], progress)
+    note = f"answer [1] translated: {done.translated} paragraphs"
+    if done.kept:
+        note += f", {len(done.kept)} kept as written ({'; '.join(done.kept)})"
+    return {
+        "answer": say("translated", language, n=1, title=sources[0]["title"]),
+        "quoted_answer": done.text + _cut_note(plan, language),
+        "cited_sources": sources,
+        "answer_failed": False,
+        "answer_attempt": attempt,
+        "intermediate_steps": [
+            start,
+            *shown,
+            step("generate_answer", "observe", note, attempt=attempt),
+        ],
     }
 
 

@@ -12,7 +12,6 @@ from codeweaver.agent.deps import Deps
 from codeweaver.agent.history import earlier_question, history_turns
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.quick import tidy_question
-from codeweaver.agent.rules.language import answer_language
 from codeweaver.agent.rules.router import route_message
 from codeweaver.agent.state import GraphState, new_turn
 from codeweaver.agent.steps import step
@@ -20,6 +19,7 @@ from codeweaver.agent.user_text import say
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import ainvoke_structured, message_text
 from codeweaver.words import new_terms
+from codeweaver.words.language import answer_language
 
 logger = logging.getLogger(__name__)
 

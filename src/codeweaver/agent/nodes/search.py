@@ -14,7 +14,6 @@ from codeweaver.agent import prompts
 from codeweaver.agent.deps import Deps, PlannedSearch
 from codeweaver.agent.nodes.search_subgraph import is_relevant
 from codeweaver.agent.rules.intent import rule_intent
-from codeweaver.agent.rules.language import is_english
 from codeweaver.agent.rules.queries import general_query, query_variations, search_form
 from codeweaver.agent.search_nodes import BASELINE_NODE, FALLBACK_NODE, MIN_DOCUMENTS
 from codeweaver.agent.state import (
@@ -30,6 +29,7 @@ from codeweaver.llm.structured import ainvoke_structured
 from codeweaver.sources.calling import Failed, search_safely
 from codeweaver.sources.index_files import IndexBuilding
 from codeweaver.vocabulary import Intent
+from codeweaver.words.language import is_english
 
 MIN_RESULTS = 2
 MAX_REFINEMENTS = 1

@@ -71,6 +71,12 @@ you write. Write two to four sentences in {language} that give its answer direct
 to do and why, with the same names, flags, versions and commands as source [1], and [1] \
 after each sentence. No code blocks, no headings, no list of sources."""
 
+TRANSLATE = """You translate one paragraph of a programming answer into {language}.
+{untrusted}
+Translate the paragraph in <source> faithfully: every statement, nothing added, nothing \
+left out. Keep inline code, names, numbers, versions, flags, commands and links exactly \
+as written. Reply with the translation only."""
+
 REVISE = """A reviewer checked your previous answer against the sources and found:
 {problems}
 Write the answer again: keep only what the cited source states, cite the right source, \
@@ -291,6 +297,15 @@ def source_led_messages(
     return [
         system_message("generate_answer", system),
         HumanMessage(f"{format_sources([source])}\n{data_block('message', question)}\n{reminder}"),
+    ]
+
+
+def translate_messages(paragraph: str, language: str) -> list[BaseMessage]:
+    """One paragraph of a found answer to translate into `language`."""
+    name = LANGUAGE_NAMES.get(language, language)
+    return [
+        system_message("translate", TRANSLATE.format(untrusted=UNTRUSTED, language=name)),
+        HumanMessage(data_block("source", paragraph)),
     ]
 
 

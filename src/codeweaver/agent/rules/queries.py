@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 
-from codeweaver.agent.rules.language import is_english
 from codeweaver.sources.query_shapes import error_line as error_query
 from codeweaver.words import STOPWORDS
+from codeweaver.words.language import is_english
 
 MAX_QUERIES = 3
 MAX_TITLE_CHARS = 200

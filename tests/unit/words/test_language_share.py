@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from codeweaver.agent import prompts
-from codeweaver.agent.rules.language import IN_LANGUAGE, language_share
+from codeweaver.words.language import IN_LANGUAGE, language_share
 
 KOREAN_ANSWER = (
     "pandas에서는 `fillna`에 열마다 다른 값을 줄 수 있습니다 [1].\n\n"
