@@ -126,6 +126,7 @@ def new_turn(*steps: Step) -> dict[str, Any]:
         "answer_failed": False,
         "answer_feedback": None,
         "quoted_answer": "",
+        "draft_language": "",
         "best_answer": None,
         "grounding": None,
         "code_feedback": None,
@@ -174,6 +175,9 @@ class GraphState(TypedDict, total=False):
     # generate_answer: a source's answer to this very question, quoted as written after the
     # model's lead-in ("" for none); check_answer grades the lead-in, then appends it
     quoted_answer: str
+    # generate_answer: the language the draft is written in when it is not the answer's
+    # ("" for the same): check_answer grades it as written, then translates it
+    draft_language: str
     sources: list[SearchResult]
     # generate_answer / check_answer: drafts, feedback and the best so far
     answer_attempt: int

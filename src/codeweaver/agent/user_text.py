@@ -153,6 +153,11 @@ TEXTS: dict[str, Texts] = {
     },
     "progress_off": {"en": " · sources off: {count}", "ko": " · 꺼진 자료원 {count}개"},
     "progress_writing": {"en": "Writing the answer", "ko": "답변 작성 중"},
+    "progress_translating": {"en": "Translating the answer", "ko": "답변 번역 중"},
+    "progress_translating_part": {
+        "en": "Translating the answer, paragraph {done} of {total}",
+        "ko": "답변 번역 중 (문단 {done}/{total})",
+    },
     "progress_writing_from": {
         "en": "Writing the answer (relevant sources: {count})",
         "ko": "관련 자료 {count}건으로 답변 작성 중",

@@ -235,6 +235,14 @@ class Progress:
             self._round(part).reported = True
             text = self._say("progress_found_none") + self._off_text()
             return self._line("found", text, part) + self._other(part, node, kind, message, data)
+        if kind == "act" and "paragraphs" in data:
+            done, total = data.get("paragraph"), data["paragraphs"]
+            text = (
+                self._say("progress_translating_part", done=done, total=total)
+                if done
+                else self._say("progress_translating")
+            )
+            return self._line("write", text, part)
         if node == "generate_answer" and kind == "act" and data.get("attempt") == 1:
             count = int(data.get("sources") or 0)
             text = (

@@ -96,7 +96,8 @@ async def test_two_questions_run_isolated_workers_and_combine(tmp_path: Path) ->
 
     def answer(messages: list[object]) -> str:
         text = str(messages[-1].content)  # type: ignore[attr-defined]
-        return "JWT는 토큰입니다 [1]." if "JWT" in text else "CORS 헤더를 설정하세요 [1]."
+        # The draft is written from the question's English form.
+        return "JWT는 토큰입니다 [1]." if "jwt" in text.lower() else "CORS 헤더를 설정하세요 [1]."
 
     jwt_docs = [doc(1, text="JSON Web Token is a compact token format. " * 3)]
     cors_docs = [doc(2, text="Cross-origin resource sharing headers. " * 3)]

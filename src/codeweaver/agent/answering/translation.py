@@ -32,6 +32,7 @@ logger = logging.getLogger(__name__)
 
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _URL = re.compile(r"https?://[^\s)>\]]+")
+_CITATION = re.compile(r"\[\d+\]")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w])")
 # A name that is code however it is written: dotted, snake_case, camelCase, a call, a flag.
 _NAME = re.compile(
@@ -68,6 +69,7 @@ def must_keep(paragraph: str) -> set[str]:
     numbers and code names."""
     kept = {m.group(1) for m in _INLINE_CODE.finditer(paragraph)}
     prose = _INLINE_CODE.sub(" ", paragraph)
+    kept |= set(_CITATION.findall(prose))
     kept |= set(_URL.findall(prose))
     prose = _URL.sub(" ", prose)
     kept |= set(_NUMBER.findall(prose)) | {m.group(0) for m in _NAME.finditer(prose)}
@@ -103,10 +105,14 @@ def cleaned(reply: str, paragraph: str) -> str:
     return text
 
 
-def _translatable(paragraph: str) -> bool:
-    """Prose worth translating: a few words, not a lone name, link or rule."""
+def _translatable(paragraph: str, language: str) -> bool:
+    """Prose worth translating: a few words, not a lone name, link or rule, and not already
+    in the language (a note the answer added in it)."""
     prose = _URL.sub(" ", _INLINE_CODE.sub(" ", paragraph))
-    return len(_LETTER.findall(prose)) >= 12
+    if len(_LETTER.findall(prose)) < 12:
+        return False
+    share = language_share(paragraph, language)
+    return share is None or share < IN_LANGUAGE
 
 
 Progress = Callable[[int, int], Awaitable[None] | None]
@@ -122,7 +128,11 @@ async def translate_answer(
     """`text` (Markdown) with each prose paragraph translated into `language`, its code
     blocks as written; a paragraph the model cannot translate faithfully stays as it is."""
     parts = blocks(text)
-    todo = [i for i, (is_code, part) in enumerate(parts) if not is_code and _translatable(part)]
+    todo = [
+        i
+        for i, (is_code, part) in enumerate(parts)
+        if not is_code and _translatable(part, language)
+    ]
     out = [part for _, part in parts]
     translated, kept = 0, []
     steer = in_language_kwargs(llm, language, question)
@@ -135,7 +145,10 @@ async def translate_answer(
         limit = int(len(paragraph) / CHARS_PER_TOKEN * TOKENS_PER_ENGLISH_TOKEN) + 32
         try:
             reply = await llm.ainvoke(
-                prompts.translate_messages(paragraph, language), **steer, max_tokens=limit
+                prompts.translate_messages(paragraph, language),
+                **steer,
+                max_tokens=limit,
+                temperature=0.0,
             )
             candidate = cleaned(message_text(reply), paragraph)
         except Exception as exc:  # a failing call keeps the author's words

@@ -31,6 +31,7 @@ from codeweaver.agent.steps import announce, step
 from codeweaver.agent.user_text import say
 from codeweaver.llm.scripts import in_language_kwargs
 from codeweaver.llm.structured import message_text
+from codeweaver.words.language import is_english
 
 logger = logging.getLogger(__name__)
 
@@ -91,46 +92,67 @@ async def write_answer(
 @dataclass(frozen=True)
 class AnswerPlan:
     """What the draft is written from: the prompt (none when the answer is a translation),
-    the source's answer to give as written ("" for none), and its link when it was cut."""
+    the source's answer to give as written ("" for none), its link when it was cut, and the
+    language the draft is written in when it is not the answer's ("" for the same)."""
 
     messages: list[BaseMessage]
     as_written: str = ""
     cut_url: str = ""
+    draft_language: str = ""
 
 
 def _answer_plan(
     state: GraphState, deps: Deps, sources: list[SearchResult], named: list[tuple[str, str]]
 ) -> AnswerPlan:
-    """The closest source is shown whole (within the budget) to an English answer, the others
-    summarised. When it answers this very question, an English reader gets its answer as
-    written after the model's lead-in, a reader in another language its translation."""
+    """The closest source is shown whole (within the budget), the others summarised. When it
+    answers this very question, an English reader gets its answer as written after the
+    model's lead-in. A reader in another language gets the answer to the closest question
+    translated; else a draft written in English from the English sources, translated once
+    it is checked."""
     question, language = state["question"], state.get("language", "en")
-    feedback, code_feedback = state.get("answer_feedback"), state.get("code_feedback")
+    code_feedback = state.get("code_feedback")
     if not sources:
         return AnswerPlan(prompts.alone_messages(question, language, code_feedback))
     settings = deps.settings
     whole = lead_budget(settings.answer_source_tokens, settings.llm_context, settings.max_tokens)
-    # A whole English source pulled the answer into English: 5 of the first 9 Korean
-    # StackEval questions were answered mostly in English (19 of 20 in Korean with
-    # summaries). Another language keeps the summaries, the code whole.
-    budget = whole if language == "en" else 0
-    # "This very question" compares English words: a question in another language by the
+    if language == "en" or not whole:
+        return _plan_in(state, question, language, sources, named, whole)
+    # "The closest question" compares English words: a question in another language by the
     # English form it was searched with.
-    english = question if language == "en" else state.get("canonical_question") or ""
-    query = " ".join(filter(None, [question, state.get("canonical_question")]))
+    english = state.get("canonical_question") or ""
+    if close_question(english, sources[0]):
+        quote, cut = answer_as_written(sources[0])
+        return AnswerPlan([], quote, sources[0]["url"] if cut else "")
+    if english and is_english(english):
+        # Written in Korean from English sources, the small model's answers were 3 of 20
+        # acceptable: it writes in English, where the check reads it, and is translated.
+        plan = _plan_in(state, english, "en", sources, named, whole)
+        return AnswerPlan(plan.messages, plan.as_written, plan.cut_url, draft_language="en")
+    # With a whole English source, 5 of the first 9 Korean StackEval questions were answered
+    # mostly in English: without an English form, the summaries, the code whole.
+    return _plan_in(state, question, language, sources, named, 0)
+
+
+def _plan_in(
+    state: GraphState,
+    question: str,
+    language: str,
+    sources: list[SearchResult],
+    named: list[tuple[str, str]],
+    budget: int,
+) -> AnswerPlan:
+    """The prompt for `question` answered in `language`, the closest source within `budget`."""
+    feedback, code_feedback = state.get("answer_feedback"), state.get("code_feedback")
+    query = " ".join(dict.fromkeys(filter(None, [question, state.get("canonical_question")])))
     texts = prompt_texts(sources, query, budget)
     numbered = [
         (n, dated_title(s, named), text)
         for n, (s, text) in enumerate(zip(sources, texts, strict=True), 1)
     ]
-    if whole and language != "en" and close_question(english, sources[0]):
+    if budget and same_question(question, sources[0]):
         quote, cut = answer_as_written(sources[0])
-        return AnswerPlan([], quote, sources[0]["url"] if cut else "")
-    if whole and same_question(english, sources[0]):
-        quote, cut = answer_as_written(sources[0])
-        url = sources[0]["url"] if cut else ""
         lead = prompts.source_led_messages(question, language, numbered[0], feedback, named)
-        return AnswerPlan(lead, quote, url)
+        return AnswerPlan(lead, quote, sources[0]["url"] if cut else "")
     intent = state.get("intent", "learning")
     return AnswerPlan(
         prompts.answer_messages(
@@ -177,6 +199,7 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         return {
             "answer": _fallback_answer(language, reason, sources),
             "quoted_answer": "",
+            "draft_language": "",
             "cited_sources": found,  # no draft to cite from: all it was given
             "answer_failed": True,
             "answer_attempt": attempt,
@@ -195,6 +218,7 @@ async def generate_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     return {
         "answer": answer,
         "quoted_answer": quote,
+        "draft_language": plan.draft_language,
         "cited_sources": [*sources, *used],
         "answer_failed": False,
         "answer_attempt": attempt,
@@ -219,10 +243,20 @@ async def _translated(
 
     def progress(done: int, total: int) -> None:
         message = f"translating answer [1] into {name}: paragraph {done} of {total}"
-        shown.append(step("generate_answer", "act", message, attempt=attempt))
+        shown.append(
+            step(
+                "generate_answer", "act", message, attempt=attempt, paragraph=done, paragraphs=total
+            )
+        )
         announce(state, shown[-1])
 
-    start = step("generate_answer", "act", f"translating answer [1] into {name}", attempt=attempt)
+    start = step(
+        "generate_answer",
+        "act",
+        f"translating answer [1] into {name}",
+        attempt=attempt,
+        paragraphs=0,
+    )
     announce(state, start)
     done = await translate_answer(deps.llm, plan.as_written, language, state["question"], progress)
     note = f"answer [1] translated: {done.translated} paragraphs"
@@ -231,6 +265,7 @@ async def _translated(
     return {
         "answer": say("translated", language, n=1, title=sources[0]["title"]),
         "quoted_answer": done.text + _cut_note(plan, language),
+        "draft_language": "",
         "cited_sources": sources,
         "answer_failed": False,
         "answer_attempt": attempt,

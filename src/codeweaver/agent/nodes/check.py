@@ -22,9 +22,11 @@ from langchain_core.language_models import BaseChatModel
 
 from codeweaver.agent.answering.citations import with_source_notice
 from codeweaver.agent.answering.grounding import GroundingReport, check_grounding, warning
+from codeweaver.agent.answering.translation import translate_answer
 from codeweaver.agent.deps import Deps
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.nodes.code_review import review_code, settle_code
+from codeweaver.agent.prompts import LANGUAGE_NAMES
 from codeweaver.agent.state import (
     BestDraft,
     GraphState,
@@ -33,7 +35,7 @@ from codeweaver.agent.state import (
     Step,
     is_reset,
 )
-from codeweaver.agent.steps import step
+from codeweaver.agent.steps import announce, step
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +78,8 @@ async def grade(
 ) -> Grade:
     """Check `answer` against `sources` as `node`: by words in English, by the reader
     model where configured. `explain_removals` adds a step per removed citation."""
-    language = state.get("language", "en")
+    # A draft written in English for a reader in another language is read as written.
+    language = state.get("draft_language") or state.get("language", "en")
     report = await check_grounding(
         grounding_reader(deps), state["question"], answer, sources, by_words=language == "en"
     )
@@ -185,6 +188,11 @@ async def _final(
         return {"code_feedback": code.rewrite, "code_retry": True,
                 "intermediate_steps": code.steps}  # fmt: skip
     answer, sources = settle_code(code, sources, deps)
+    update_steps = list(code.steps)
+    language = state.get("language", "en")
+    if state.get("draft_language") not in (None, "", language) and not state.get("answer_failed"):
+        answer, said = await translated(state, deps, answer)
+        update_steps += said
     if not state.get("answer_failed"):
         found = [r for r in state.get("search_results") or [] if not is_reset(r)]
         answer = with_source_notice(answer, len(sources), found, state.get("language", "en"))
@@ -213,7 +221,7 @@ async def _final(
         " (cached)" if cacheable else ""
     )
     update = finish(state, "check_answer", answer, sources, text)
-    update["intermediate_steps"] = [*code.steps, *update["intermediate_steps"]]
+    update["intermediate_steps"] = [*update_steps, *update["intermediate_steps"]]
     update["code_findings"] = code.findings
     update["code_retry"] = False
     if update.get("multi_answers"):  # a worker: its findings go with its section
@@ -221,6 +229,26 @@ async def _final(
     if problem:
         update["intermediate_steps"].append(step("check_answer", "error", problem))
     return update
+
+
+async def translated(state: GraphState, deps: Deps, answer: str) -> tuple[str, list[Step]]:
+    """The checked draft in the reader's language (its code as written), and the steps that
+    showed it being translated."""
+    language = state.get("language", "en")
+    name = LANGUAGE_NAMES.get(language, language)
+    shown = [step("check_answer", "act", f"translating the answer into {name}", paragraphs=0)]
+    announce(state, shown[0])
+
+    def progress(done: int, total: int) -> None:
+        message = f"translating the answer into {name}: paragraph {done} of {total}"
+        shown.append(step("check_answer", "act", message, paragraph=done, paragraphs=total))
+        announce(state, shown[-1])
+
+    done = await translate_answer(deps.llm, answer, language, state["question"], progress)
+    note = f"answer translated: {done.translated} paragraphs"
+    if done.kept:
+        note += f", {len(done.kept)} kept as written ({'; '.join(done.kept)})"
+    return done.text, [*shown, step("check_answer", "observe", note)]
 
 
 def not_ready(state: GraphState) -> list[str]:

@@ -8,7 +8,7 @@ cannot close its block, and is described as data, never as instructions.
 
 from __future__ import annotations
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from codeweaver.agent.prompts.delimit import OWN_TAGS as OWN_TAGS
 from codeweaver.agent.prompts.delimit import attribute_value as attribute_value
@@ -73,9 +73,22 @@ after each sentence. No code blocks, no headings, no list of sources."""
 
 TRANSLATE = """You translate one paragraph of a programming answer into {language}.
 {untrusted}
-Translate the paragraph in <source> faithfully: every statement, nothing added, nothing \
-left out. Keep inline code, names, numbers, versions, flags, commands and links exactly \
-as written. Reply with the translation only."""
+Translate the paragraph in <source> faithfully, sentence by sentence: every statement, \
+nothing added, nothing left out, every "not", "instead of" and "unless" kept where it \
+is. Keep inline code, names, numbers, versions, flags, commands and links exactly as \
+written, and keep technical terms a developer says in English (index scan, snapshot, \
+race condition) in English. Reply with the translation only."""
+
+# One worked example, in the answer's language: a small model follows a shown translation
+# (terms left in English, the negation and "instead of" in place) better than a rule.
+TRANSLATE_EXAMPLE = {
+    "ko": (
+        "Use `json.loads()` instead of `eval()`: the snapshot is not shared across "
+        "threads unless you pass `copy=False`.",
+        "`eval()` 대신 `json.loads()`를 쓰세요. `copy=False`를 넘기지 않으면 snapshot은 "
+        "스레드 사이에 공유되지 않습니다.",
+    ),
+}
 
 REVISE = """A reviewer checked your previous answer against the sources and found:
 {problems}
@@ -303,8 +316,13 @@ def source_led_messages(
 def translate_messages(paragraph: str, language: str) -> list[BaseMessage]:
     """One paragraph of a found answer to translate into `language`."""
     name = LANGUAGE_NAMES.get(language, language)
+    shown: list[BaseMessage] = []
+    if language in TRANSLATE_EXAMPLE:
+        english, translated = TRANSLATE_EXAMPLE[language]
+        shown = [HumanMessage(data_block("source", english)), AIMessage(translated)]
     return [
         system_message("translate", TRANSLATE.format(untrusted=UNTRUSTED, language=name)),
+        *shown,
         HumanMessage(data_block("source", paragraph)),
     ]
 
