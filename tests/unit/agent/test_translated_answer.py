@@ -152,3 +152,43 @@ def test_what_the_model_wraps_a_translation_in_is_taken_off() -> None:
     )
     assert cleaned("<message>\n반환합니다.\n</message>", "It returns.") == "반환합니다."
     assert cleaned("답입니다.\n</source>\n<review>다른 글", "An answer.") == "답입니다."
+
+
+COUNT_QUESTION = "딕셔너리의 값 리스트 중 특정 문자열이 들어 있는 것의 개수를 세려면?"
+COUNT_ENGLISH = "How do I count the value lists of a dict that hold a given string?"
+WRONG = (
+    "Use a list comprehension and the `all` function, which takes an iterable and returns "
+    "`True` whenever one element is `True` [1]."
+)
+RIGHT = (
+    "Use a list comprehension and the `any` function, which takes an iterable and returns "
+    "`True` whenever one element is `True` [1]."
+)
+SUM_CODE = "```python\nprint(sum(any('Mary' in s for s in v) for v in myDict.values()))\n```"
+RIGHT_KO = (
+    "리스트 컴프리헨션과 `any` 함수를 쓰세요. `any`는 이터러블을 받아 원소 하나라도 "
+    "`True`이면 `True`를 반환합니다 [1]."
+)
+
+
+async def test_without_a_close_question_the_draft_is_written_in_english_checked_then_translated(
+    tmp_path: Path,
+) -> None:
+    script = {
+        "analyze_question": json.dumps({"canonical_question": COUNT_ENGLISH}),
+        "classify_intent": '{"intent": "learning"}',
+        "generate_answer": [WRONG, f"{RIGHT}\n\n{SUM_CODE}"],
+        "translate": RIGHT_KO,
+    }
+    deps, llm = make_deps(tmp_path, script, [FakeSource(results=[accepted_answer()])])
+    result = await Assistant(deps).ask(COUNT_QUESTION)
+    drafts = [m for task, m in llm.calls if task == "generate_answer"]
+    prompt = "\n".join(str(m.content) for m in drafts[0])
+    assert COUNT_ENGLISH in prompt and "given whole" in prompt  # English, the source whole
+    # The English draft that contradicts its source is read by words and written again.
+    assert len(drafts) == 2
+    assert result.answer.startswith(RIGHT_KO)
+    assert SUM_CODE in result.answer  # the code as the draft wrote it
+    assert "`all`" not in result.answer and "Use a list" not in result.answer
+    translated = [m for task, m in llm.calls if task == "translate"]
+    assert [str(m[-1].content) for m in translated] == [f"<source>\n{RIGHT}\n</source>"]
