@@ -148,6 +148,18 @@ def test_a_long_run_stays_within_the_budget_and_keeps_the_check() -> None:
     ]
 
 
+def test_a_translation_says_which_paragraph_it_is_on() -> None:
+    steps = [
+        step("generate_answer", "act", "writing draft 1", attempt=1, sources=1),
+        step("check_answer", "observe", "ok", passed=True, claims=1, unsupported=[]),
+        step("check_answer", "act", "translating", paragraphs=0),
+        step("check_answer", "act", "translating 1", paragraph=1, paragraphs=2),
+        step("check_answer", "act", "translating 2", paragraph=2, paragraphs=2),
+    ]
+    assert _texts(steps, "ko")[-1] == "답변 번역 중 (문단 2/2)"
+    assert _texts(steps[:3], "ko")[-1] == "답변 번역 중"
+
+
 def test_a_place_in_line_is_a_line_of_its_own() -> None:
     assert Progress("ko").queue(3).text == "빈자리를 기다리는 중 (대기 3번째)"
 
