@@ -73,6 +73,23 @@ async def test_a_lead_in_that_contradicts_the_source_is_rewritten_and_the_quote_
     assert result.answer.count(MATCHING_KEYS) == 1
 
 
+async def test_a_lead_in_sentence_the_quote_does_not_support_is_dropped(tmp_path: Path) -> None:
+    unsupported = "This approach is portable across every operating system and Python 2.4 [1]."
+    deps, _ = make_deps(
+        tmp_path, script(f"{LEAD_IN} {unsupported}"), [FakeSource(results=[accepted_answer()])]
+    )
+    result = await Assistant(deps).ask(TITLE)
+    assert result.answer.startswith(f"{LEAD_IN}\n\nThe answer [1], as its author wrote it:")
+    assert "portable" not in result.answer
+
+
+async def test_a_lead_in_with_nothing_supported_leaves_the_quote_alone(tmp_path: Path) -> None:
+    unsupported = "This approach is portable across every operating system and Python 2.4 [1]."
+    deps, _ = make_deps(tmp_path, script(unsupported), [FakeSource(results=[accepted_answer()])])
+    result = await Assistant(deps).ask(TITLE)
+    assert result.answer.startswith("The answer [1], as its author wrote it:")
+
+
 async def test_another_question_gets_the_whole_source_but_no_quote(tmp_path: Path) -> None:
     question = "Which keys of my Python dict have a list value holding a given substring?"
     deps, llm = make_deps(tmp_path, script(LEAD_IN), [FakeSource(results=[accepted_answer()])])

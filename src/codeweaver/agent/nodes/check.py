@@ -106,7 +106,11 @@ async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
         update["answer_feedback"] = None
         return update
     graded = await grade(deps, state, "check_answer", answer, sources)
-    report, answer, steps, details = graded.report, graded.answer, graded.steps, graded.details
+    report, steps, details = graded.report, graded.steps, graded.details
+    if state.get("quoted_answer"):
+        answer = report.cleaned(supported_lead_in(answer, report), len(sources))
+    else:
+        answer = graded.answer
     attempt = int(state.get("answer_attempt") or 1)
     if report.passed:
         update = await _final(state, deps, answer, sources, "answer checked", cache=True)
@@ -141,6 +145,18 @@ async def check_answer(state: GraphState, deps: Deps) -> dict[str, Any]:
     update = await _final(state, deps, final, sources, "answered with a warning")
     update["intermediate_steps"] = steps + update["intermediate_steps"]
     return {**update, "answer_feedback": None, "best_answer": best, "grounding": details}
+
+
+def supported_lead_in(answer: str, report: GroundingReport) -> str:
+    """A lead-in before a quoted answer without the sentences its source does not support.
+
+    Left uncited, such a sentence still reads as the quote's summary: blind readers found
+    lead-ins that blur or contradict the answer below them ("portable across OSes",
+    `exec()` said to start a child process). The quote says it better; the sentence goes.
+    """
+    for verdict in report.removed:
+        answer = answer.replace(verdict.claim.text, " ")
+    return " ".join(answer.split())
 
 
 def _short(text: str, limit: int = 80) -> str:
@@ -182,7 +198,7 @@ async def _final(
     write it)."""
     quote = state.get("quoted_answer") or ""
     if quote:
-        answer = f"{answer}\n\n{quote}"
+        answer = f"{answer}\n\n{quote}" if answer.strip() else quote
     code = await review_code(state, deps, answer, rewrite=not quote)
     if code.rewrite is not None:
         return {"code_feedback": code.rewrite, "code_retry": True,
