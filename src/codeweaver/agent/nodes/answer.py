@@ -263,7 +263,7 @@ async def _translated(
     if done.kept:
         note += f", {len(done.kept)} kept as written ({'; '.join(done.kept)})"
     return {
-        "answer": say("translated", language, n=1, title=sources[0]["title"]),
+        "answer": say("translated", language, n=1, title=" ".join(sources[0]["title"].split())),
         "quoted_answer": done.text + _cut_note(plan, language),
         "draft_language": "",
         "cited_sources": sources,
