@@ -15,24 +15,27 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
 from codeweaver.agent import prompts
 from codeweaver.agent.answering.evidence import CHARS_PER_TOKEN
 from codeweaver.agent.prompts.delimit import OWN_TAGS, before_own_tags
+from codeweaver.agent.state import Step
+from codeweaver.agent.steps import announce, step
 from codeweaver.agent.text import blocks
 from codeweaver.llm.scripts import has_script, in_language_kwargs
 from codeweaver.llm.structured import message_text
 from codeweaver.words.language import language_share
+from codeweaver.words.markers import CITATION
 
 logger = logging.getLogger(__name__)
 
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _URL = re.compile(r"https?://[^\s)>\]]+")
-_CITATION = re.compile(r"\[\d+\]")
 _NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w])")
 # A name that is code however it is written: dotted, snake_case, camelCase, a call, a flag.
 _NAME = re.compile(
@@ -69,7 +72,7 @@ def must_keep(paragraph: str) -> set[str]:
     numbers and code names."""
     kept = {m.group(1) for m in _INLINE_CODE.finditer(paragraph)}
     prose = _INLINE_CODE.sub(" ", paragraph)
-    kept |= set(_CITATION.findall(prose))
+    kept |= {m.group(0) for m in CITATION.finditer(prose)}
     kept |= set(_URL.findall(prose))
     prose = _URL.sub(" ", prose)
     kept |= set(_NUMBER.findall(prose)) | {m.group(0) for m in _NAME.finditer(prose)}
@@ -162,3 +165,25 @@ async def translate_answer(
             out[index] = candidate
             translated += 1
     return Translation("\n\n".join(out), translated, kept)
+
+
+async def translate_shown(
+    llm: BaseChatModel, text: str, state: Mapping[str, Any], node: str, what: str, **data: Any
+) -> tuple[str, list[Step]]:
+    """`text` translated into the turn's language, each paragraph announced as it starts:
+    the text, and the steps shown with a last one saying what was translated and kept."""
+    language = state.get("language", "en")
+    name = prompts.LANGUAGE_NAMES.get(language, language)
+    shown = [step(node, "act", f"translating {what} into {name}", paragraphs=0, **data)]
+    announce(state, shown[0])
+
+    def progress(done: int, total: int) -> None:
+        message = f"translating {what} into {name}: paragraph {done} of {total}"
+        shown.append(step(node, "act", message, paragraph=done, paragraphs=total, **data))
+        announce(state, shown[-1])
+
+    done = await translate_answer(llm, text, language, state["question"], progress)
+    note = f"{what} translated: {done.translated} paragraphs"
+    if done.kept:
+        note += f", {len(done.kept)} kept as written ({'; '.join(done.kept)})"
+    return done.text, [*shown, step(node, "observe", note, **data)]

@@ -23,10 +23,10 @@ from codeweaver.agent.answering.evidence import (
     prompt_texts,
     same_question,
 )
-from codeweaver.agent.answering.translation import translate_answer
+from codeweaver.agent.answering.translation import translate_shown
 from codeweaver.agent.answering.versions import dated_title, installed_versions, names_in
 from codeweaver.agent.deps import Deps
-from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult, Step
+from codeweaver.agent.state import GraphState, MultiAnswer, SearchResult
 from codeweaver.agent.steps import announce, step
 from codeweaver.agent.user_text import say
 from codeweaver.llm.scripts import in_language_kwargs
@@ -237,43 +237,17 @@ async def _translated(
     prose paragraph by paragraph, its code as written. The model writes no draft of its
     own, so there is nothing to send back: the check reads the line that introduces it."""
     language = state.get("language", "en")
-    name = prompts.LANGUAGE_NAMES.get(language, language)
-
-    shown: list[Step] = []
-
-    def progress(done: int, total: int) -> None:
-        message = f"translating answer [1] into {name}: paragraph {done} of {total}"
-        shown.append(
-            step(
-                "generate_answer", "act", message, attempt=attempt, paragraph=done, paragraphs=total
-            )
-        )
-        announce(state, shown[-1])
-
-    start = step(
-        "generate_answer",
-        "act",
-        f"translating answer [1] into {name}",
-        attempt=attempt,
-        paragraphs=0,
+    text, steps = await translate_shown(
+        deps.llm, plan.as_written, state, "generate_answer", "answer [1]", attempt=attempt
     )
-    announce(state, start)
-    done = await translate_answer(deps.llm, plan.as_written, language, state["question"], progress)
-    note = f"answer [1] translated: {done.translated} paragraphs"
-    if done.kept:
-        note += f", {len(done.kept)} kept as written ({'; '.join(done.kept)})"
     return {
         "answer": say("translated", language, n=1, title=" ".join(sources[0]["title"].split())),
-        "quoted_answer": done.text + _cut_note(plan, language),
+        "quoted_answer": text + _cut_note(plan, language),
         "draft_language": "",
         "cited_sources": sources,
         "answer_failed": False,
         "answer_attempt": attempt,
-        "intermediate_steps": [
-            start,
-            *shown,
-            step("generate_answer", "observe", note, attempt=attempt),
-        ],
+        "intermediate_steps": steps,
     }
 
 

@@ -22,11 +22,10 @@ from langchain_core.language_models import BaseChatModel
 
 from codeweaver.agent.answering.citations import with_source_notice
 from codeweaver.agent.answering.grounding import GroundingReport, check_grounding, warning
-from codeweaver.agent.answering.translation import translate_answer
+from codeweaver.agent.answering.translation import translate_shown
 from codeweaver.agent.deps import Deps
 from codeweaver.agent.nodes.answer import finish
 from codeweaver.agent.nodes.code_review import review_code, settle_code
-from codeweaver.agent.prompts import LANGUAGE_NAMES
 from codeweaver.agent.state import (
     BestDraft,
     GraphState,
@@ -35,7 +34,7 @@ from codeweaver.agent.state import (
     Step,
     is_reset,
 )
-from codeweaver.agent.steps import announce, step
+from codeweaver.agent.steps import step
 
 logger = logging.getLogger(__name__)
 
@@ -207,7 +206,7 @@ async def _final(
     update_steps = list(code.steps)
     language = state.get("language", "en")
     if state.get("draft_language") not in (None, "", language) and not state.get("answer_failed"):
-        answer, said = await translated(state, deps, answer)
+        answer, said = await translate_shown(deps.llm, answer, state, "check_answer", "the answer")
         update_steps += said
     if not state.get("answer_failed"):
         found = [r for r in state.get("search_results") or [] if not is_reset(r)]
@@ -245,26 +244,6 @@ async def _final(
     if problem:
         update["intermediate_steps"].append(step("check_answer", "error", problem))
     return update
-
-
-async def translated(state: GraphState, deps: Deps, answer: str) -> tuple[str, list[Step]]:
-    """The checked draft in the reader's language (its code as written), and the steps that
-    showed it being translated."""
-    language = state.get("language", "en")
-    name = LANGUAGE_NAMES.get(language, language)
-    shown = [step("check_answer", "act", f"translating the answer into {name}", paragraphs=0)]
-    announce(state, shown[0])
-
-    def progress(done: int, total: int) -> None:
-        message = f"translating the answer into {name}: paragraph {done} of {total}"
-        shown.append(step("check_answer", "act", message, paragraph=done, paragraphs=total))
-        announce(state, shown[-1])
-
-    done = await translate_answer(deps.llm, answer, language, state["question"], progress)
-    note = f"answer translated: {done.translated} paragraphs"
-    if done.kept:
-        note += f", {len(done.kept)} kept as written ({'; '.join(done.kept)})"
-    return done.text, [*shown, step("check_answer", "observe", note)]
 
 
 def not_ready(state: GraphState) -> list[str]:
